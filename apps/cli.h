@@ -1,0 +1,53 @@
+// Shared plumbing of the roam command line: exit codes, input loading, and the one path
+// every plan takes before it is written (validate, then print, then write atomically).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/plan.h"
+
+namespace roam::cli {
+
+enum ExitCode : int { kOk = 0, kFailure = 1, kBadInput = 2 };
+
+// A subcommand registers itself and leaves the work to run after parsing here.
+using Action = std::function<int()>;
+
+void AddEvaluateCommand(CLI::App& app, Action& action);
+void AddValidateCommand(CLI::App& app, Action& action);
+
+// Options shared by every command that reads a graph: the input may be a roam-graph-v1 JSON
+// file or a YAML model config, with --set overrides for configs.
+struct InputOptions {
+  std::string path;
+  std::vector<std::string> overrides;  // "model.batch=4"
+};
+void AddInputOptions(CLI::App& cmd, InputOptions& options);
+Graph LoadInput(const InputOptions& options);
+
+// Output options shared by every command that produces a plan.
+struct PlanOutputOptions {
+  std::string plan_path;  // -o; empty = do not write
+  bool json = false;      // print the summary as one JSON object
+};
+void AddPlanOutputOptions(CLI::App& cmd, PlanOutputOptions& options);
+
+// Validates the plan with the project's validator; an invalid plan is an internal failure
+// (exit 1) and nothing is written. Otherwise prints the summary (with extra lines of
+// human-readable context in text mode, or extra JSON members in --json mode) and writes the
+// plan atomically when asked.
+struct SummaryExtra {
+  std::string key;
+  std::string text;        // shown in text mode
+  std::string json_value;  // already-encoded JSON value for --json mode
+};
+int EmitPlan(const Graph& graph, const Plan& plan, const PlanOutputOptions& options,
+             const std::vector<SummaryExtra>& extra = {});
+
+std::string FormatBytes(Bytes bytes);
+
+}  // namespace roam::cli

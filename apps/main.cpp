@@ -1,0 +1,36 @@
+// roam: memory plans (operator order + arena layout) for DNN training graphs.
+#include <exception>
+#include <iostream>
+
+#include "apps/cli.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  using namespace roam::cli;
+  CLI::App app{
+      "roam: lowers the peak memory of a training step by reordering operators and laying\n"
+      "out every tensor in one arena. Exit status: 0 success, 1 invalid plan or internal\n"
+      "failure, 2 bad input or usage."};
+  app.set_version_flag("--version", "roam 0.1.0");
+  app.require_subcommand(1);
+  Action action;
+  AddEvaluateCommand(app, action);
+  AddValidateCommand(app, action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kBadInput;
+  }
+  try {
+    return action();
+  } catch (const roam::InputError& e) {
+    std::cerr << "roam: error: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "roam: internal error: " << e.what() << "\n";
+    return kFailure;
+  }
+}

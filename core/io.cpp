@@ -1,0 +1,447 @@
+#include "core/io.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unordered_map>
+
+#include "core/error.h"
+
+namespace roam {
+namespace {
+
+using nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+size_t U(int i) { return static_cast<size_t>(i); }
+
+// Turns a byte offset into "line L, column C" for parse errors.
+std::string LineColumn(std::string_view text, size_t byte) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(col);
+}
+
+json ParseJson(std::string_view text, std::string_view source) {
+  try {
+    return json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    // nlohmann's message starts with "[json.exception.parse_error.101] parse error at ...".
+    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw InputError(std::string(source) + ": malformed JSON at " +
+                     LineColumn(text, e.byte == 0 ? 0 : e.byte - 1) + ": " + what);
+  }
+}
+
+// Reads fields of one JSON object, producing messages that locate the element.
+class Element {
+ public:
+  Element(const json& value, std::string where) : value_(value), where_(std::move(where)) {
+    if (!value_.is_object()) Fail("must be a JSON object");
+  }
+  [[noreturn]] void Fail(const std::string& problem) const {
+    throw InputError(where_ + ": " + problem);
+  }
+  [[noreturn]] void FailField(std::string_view field, const std::string& problem) const {
+    throw InputError(where_ + ": field \"" + std::string(field) + "\" " + problem);
+  }
+  const json* Find(std::string_view field) const {
+    auto it = value_.find(field);
+    return it == value_.end() ? nullptr : &*it;
+  }
+  const json& Require(std::string_view field) const {
+    const json* v = Find(field);
+    if (v == nullptr) FailField(field, "is missing");
+    return *v;
+  }
+  std::int64_t Integer(std::string_view field) const {
+    const json& v = Require(field);
+    if (!v.is_number_integer()) FailField(field, "must be an integer, got " + Show(v));
+    return v.get<std::int64_t>();
+  }
+  // An optional integer that may also be null; returns false when absent or null.
+  bool OptionalInteger(std::string_view field, std::int64_t* out) const {
+    const json* v = Find(field);
+    if (v == nullptr || v->is_null()) return false;
+    if (!v->is_number_integer()) FailField(field, "must be an integer or null, got " + Show(*v));
+    *out = v->get<std::int64_t>();
+    return true;
+  }
+  std::string String(std::string_view field, bool required) const {
+    const json* v = required ? &Require(field) : Find(field);
+    if (v == nullptr || (!required && v->is_null())) return {};
+    if (!v->is_string()) FailField(field, "must be a string, got " + Show(*v));
+    return v->get<std::string>();
+  }
+  bool Bool(std::string_view field) const {
+    const json* v = Find(field);
+    if (v == nullptr || v->is_null()) return false;
+    if (!v->is_boolean()) FailField(field, "must be true or false, got " + Show(*v));
+    return v->get<bool>();
+  }
+  const json& Array(std::string_view field, bool required) const {
+    static const json kEmpty = json::array();
+    const json* v = required ? &Require(field) : Find(field);
+    if (v == nullptr || (!required && v->is_null())) return kEmpty;
+    if (!v->is_array()) FailField(field, "must be an array, got " + Show(*v));
+    return *v;
+  }
+  const std::string& where() const { return where_; }
+
+  static std::string Show(const json& v) {
+    std::string s = v.dump();
+    return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+  }
+
+ private:
+  const json& value_;
+  std::string where_;
+};
+
+void CheckFormat(const Element& root, std::string_view expected) {
+  std::string format = root.String("format", /*required=*/true);
+  if (format != expected)
+    root.FailField("format", "is \"" + format + "\", expected \"" + std::string(expected) + "\"");
+}
+
+template <typename T>
+std::string JoinIds(const std::vector<T>& ids) {
+  std::ostringstream out;
+  for (size_t i = 0; i < ids.size(); ++i) out << (i ? ", " : "") << ids[i];
+  return out.str();
+}
+
+}  // namespace
+
+std::string ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path + ": is a directory, expected a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open for reading: " + std::strerror(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void WriteFileAtomically(const std::string& path, std::string_view content) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  int fd = mkstemp(tmpl.data());
+  if (fd < 0) throw InputError(path + ": cannot create output file: " + std::strerror(errno));
+  const char* data = content.data();
+  size_t left = content.size();
+  bool ok = true;
+  while (left > 0 && ok) {
+    ssize_t n = ::write(fd, data, left);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) {
+      data += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+  ok = ok && ::fsync(fd) == 0;
+  int saved = errno;
+  ok = (::close(fd) == 0) && ok;
+  if (ok) ok = std::rename(tmpl.c_str(), path.c_str()) == 0;
+  if (!ok) {
+    saved = errno ? errno : saved;
+    std::remove(tmpl.c_str());
+    throw InputError(path + ": cannot write output file: " + std::strerror(saved));
+  }
+}
+
+Graph ParseGraph(std::string_view text, std::string_view source) {
+  const std::string src(source);
+  json doc = ParseJson(text, source);
+  Element root(doc, src);
+  CheckFormat(root, kGraphFormat);
+  Graph graph;
+  graph.name = root.String("name", /*required=*/false);
+
+  const json& ops = root.Array("ops", /*required=*/true);
+  const json& tensors = root.Array("tensors", /*required=*/true);
+  std::unordered_map<ExternalId, OpId> op_index;
+  std::unordered_map<ExternalId, TensorId> tensor_index;
+  op_index.reserve(ops.size());
+  tensor_index.reserve(tensors.size());
+
+  graph.ops.reserve(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    Element e(ops[i], src + ": ops[" + std::to_string(i) + "]");
+    Op op;
+    op.ext_id = e.Integer("id");
+    Element named(ops[i], e.where() + " (id " + std::to_string(op.ext_id) + ")");
+    op.name = named.String("name", /*required=*/false);
+    std::string phase = named.String("phase", /*required=*/false);
+    if (!ParsePhase(phase, &op.phase))
+      named.FailField("phase", "is \"" + phase +
+                                   "\", expected forward, backward, optimizer or other");
+    if (!op_index.emplace(op.ext_id, static_cast<OpId>(graph.ops.size())).second)
+      e.FailField("id", "duplicates op id " + std::to_string(op.ext_id));
+    graph.ops.push_back(std::move(op));
+  }
+
+  graph.tensors.reserve(tensors.size());
+  std::vector<std::int64_t> alias_ext(tensors.size());
+  std::vector<bool> has_alias(tensors.size(), false);
+  auto op_ref = [&](const Element& e, std::string_view field, std::int64_t id) {
+    auto it = op_index.find(id);
+    if (it == op_index.end())
+      e.FailField(field, "refers to op " + std::to_string(id) + ", which does not exist");
+    return it->second;
+  };
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    Element first(tensors[i], src + ": tensors[" + std::to_string(i) + "]");
+    Tensor t;
+    t.ext_id = first.Integer("id");
+    Element e(tensors[i], first.where() + " (id " + std::to_string(t.ext_id) + ")");
+    t.size = e.Integer("size");
+    if (t.size < 0) e.FailField("size", "is " + std::to_string(t.size) + ", must be >= 0");
+    std::int64_t producer = 0;
+    if (e.OptionalInteger("producer", &producer)) t.producer = op_ref(e, "producer", producer);
+    if (e.Find("producer") == nullptr) e.FailField("producer", "is missing (use null for inputs)");
+    const json& consumers = e.Array("consumers", /*required=*/false);
+    for (const json& c : consumers) {
+      if (!c.is_number_integer())
+        e.FailField("consumers", "must hold op ids, got " + Element::Show(c));
+      OpId op = op_ref(e, "consumers", c.get<std::int64_t>());
+      if (op == t.producer)
+        e.FailField("consumers", "lists op " + std::to_string(c.get<std::int64_t>()) +
+                                     ", which also produces the tensor");
+      t.consumers.push_back(op);
+    }
+    std::sort(t.consumers.begin(), t.consumers.end());
+    t.consumers.erase(std::unique(t.consumers.begin(), t.consumers.end()), t.consumers.end());
+    has_alias[i] = e.OptionalInteger("alias_of", &alias_ext[i]);
+    t.output = e.Bool("output");
+    std::string kind = e.String("kind", /*required=*/false);
+    if (!ParseTensorKind(kind, &t.kind))
+      e.FailField("kind", "is \"" + kind +
+                              "\", expected weight, optimizer_state, input, activation, "
+                              "gradient, temporary, control or \"\"");
+    if (!tensor_index.emplace(t.ext_id, static_cast<TensorId>(graph.tensors.size())).second)
+      first.FailField("id", "duplicates tensor id " + std::to_string(t.ext_id));
+    graph.tensors.push_back(std::move(t));
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!has_alias[i]) continue;
+    auto it = tensor_index.find(alias_ext[i]);
+    std::string where = src + ": tensors[" + std::to_string(i) + "] (id " +
+                        std::to_string(graph.tensors[i].ext_id) + ")";
+    if (it == tensor_index.end())
+      throw InputError(where + ": field \"alias_of\" refers to tensor " +
+                       std::to_string(alias_ext[i]) + ", which does not exist");
+    if (it->second == static_cast<TensorId>(i))
+      throw InputError(where + ": field \"alias_of\" refers to the tensor itself");
+    graph.tensors[i].alias_of = it->second;
+  }
+  // Alias chains must end at a root: walk each chain, marking as we go.
+  {
+    std::vector<char> state(graph.tensors.size(), 0);  // 0 new, 1 on current walk, 2 done
+    for (TensorId t = 0; t < graph.num_tensors(); ++t) {
+      std::vector<TensorId> walk;
+      TensorId x = t;
+      while (x != kNoTensor && state[U(x)] == 0) {
+        state[U(x)] = 1;
+        walk.push_back(x);
+        x = graph.tensors[U(x)].alias_of;
+      }
+      if (x != kNoTensor && state[U(x)] == 1) {
+        std::vector<ExternalId> cycle;
+        for (auto it = std::find(walk.begin(), walk.end(), x); it != walk.end(); ++it)
+          cycle.push_back(graph.tensors[U(*it)].ext_id);
+        throw InputError(src + ": alias_of forms a cycle through tensors " + JoinIds(cycle));
+      }
+      for (TensorId w : walk) state[U(w)] = 2;
+    }
+  }
+
+  const json& order = root.Array("program_order", /*required=*/false);
+  if (!order.empty()) {
+    std::vector<char> seen(graph.ops.size(), 0);
+    for (size_t i = 0; i < order.size(); ++i) {
+      const json& v = order[i];
+      std::string where = src + ": program_order[" + std::to_string(i) + "]";
+      if (!v.is_number_integer()) throw InputError(where + ": must be an op id");
+      auto it = op_index.find(v.get<std::int64_t>());
+      if (it == op_index.end())
+        throw InputError(where + ": op " + v.dump() + " does not exist");
+      if (seen[U(it->second)])
+        throw InputError(where + ": op " + v.dump() + " appears twice; not a permutation");
+      seen[U(it->second)] = 1;
+      graph.program_order.push_back(it->second);
+    }
+    if (graph.program_order.size() != graph.ops.size()) {
+      for (OpId op = 0; op < graph.num_ops(); ++op)
+        if (!seen[U(op)])
+          throw InputError(src + ": program_order: op " + std::to_string(graph.ops[U(op)].ext_id) +
+                           " is missing; not a permutation of the ops");
+    }
+  }
+  Finalize(graph, src);
+  return graph;
+}
+
+Graph LoadGraph(const std::string& path) { return ParseGraph(ReadFile(path), path); }
+
+std::string GraphToJson(const Graph& graph) {
+  ordered_json doc;
+  doc["format"] = kGraphFormat;
+  doc["name"] = graph.name;
+  ordered_json ops = ordered_json::array();
+  for (const Op& op : graph.ops) {
+    ordered_json o;
+    o["id"] = op.ext_id;
+    o["name"] = op.name;
+    if (op.phase != Phase::kUnknown) o["phase"] = ToString(op.phase);
+    ops.push_back(std::move(o));
+  }
+  doc["ops"] = std::move(ops);
+  ordered_json tensors = ordered_json::array();
+  for (const Tensor& t : graph.tensors) {
+    ordered_json o;
+    o["id"] = t.ext_id;
+    o["size"] = t.size;
+    o["producer"] = t.producer == kNoOp ? ordered_json(nullptr)
+                                        : ordered_json(graph.ops[U(t.producer)].ext_id);
+    ordered_json consumers = ordered_json::array();
+    for (OpId c : t.consumers) consumers.push_back(graph.ops[U(c)].ext_id);
+    o["consumers"] = std::move(consumers);
+    o["alias_of"] = t.alias_of == kNoTensor
+                        ? ordered_json(nullptr)
+                        : ordered_json(graph.tensors[U(t.alias_of)].ext_id);
+    o["output"] = t.output;
+    o["kind"] = ToString(t.kind);
+    tensors.push_back(std::move(o));
+  }
+  doc["tensors"] = std::move(tensors);
+  ordered_json order = ordered_json::array();
+  for (OpId op : graph.program_order) order.push_back(graph.ops[U(op)].ext_id);
+  doc["program_order"] = std::move(order);
+  return doc.dump() + "\n";
+}
+
+namespace {
+ordered_json SummaryObject(const PlanSummary& s) {
+  ordered_json o;
+  o["ops"] = s.ops;
+  o["storages"] = s.storages;
+  o["persistent_bytes"] = s.persistent_bytes;
+  o["theoretical_peak"] = s.theoretical_peak;
+  o["actual_peak"] = s.actual_peak;
+  o["fragmentation"] = s.fragmentation;
+  o["total_peak"] = s.total_peak;
+  o["seconds"] = s.seconds;
+  return o;
+}
+}  // namespace
+
+std::string SummaryToJson(const PlanSummary& summary) { return SummaryObject(summary).dump(); }
+
+std::string PlanToJson(const Graph& graph, const Plan& plan) {
+  ordered_json doc;
+  doc["format"] = kPlanFormat;
+  doc["graph"] = plan.graph;
+  doc["alignment"] = plan.alignment;
+  ordered_json order = ordered_json::array();
+  for (OpId op : plan.order) order.push_back(graph.ops[U(op)].ext_id);
+  doc["order"] = std::move(order);
+  ordered_json buffers = ordered_json::array();
+  for (const Buffer& b : plan.buffers) {
+    ordered_json o;
+    o["tensor"] = graph.tensors[U(b.tensor)].ext_id;
+    o["offset"] = b.offset;
+    o["size"] = b.size;
+    o["start"] = b.start;
+    o["end"] = b.end;
+    buffers.push_back(std::move(o));
+  }
+  doc["buffers"] = std::move(buffers);
+  doc["summary"] = SummaryObject(plan.summary);
+  return doc.dump(1) + "\n";
+}
+
+Plan ParsePlan(std::string_view text, std::string_view source, const Graph& graph) {
+  const std::string src(source);
+  json doc = ParseJson(text, source);
+  Element root(doc, src);
+  CheckFormat(root, kPlanFormat);
+  Plan plan;
+  plan.graph = root.String("graph", /*required=*/false);
+  plan.alignment = root.Integer("alignment");
+  if (plan.alignment <= 0) root.FailField("alignment", "must be positive");
+
+  std::unordered_map<ExternalId, OpId> op_index;
+  for (OpId op = 0; op < graph.num_ops(); ++op) op_index.emplace(graph.ops[U(op)].ext_id, op);
+  std::unordered_map<ExternalId, TensorId> tensor_index;
+  for (TensorId t = 0; t < graph.num_tensors(); ++t)
+    tensor_index.emplace(graph.tensors[U(t)].ext_id, t);
+
+  const json& order = root.Array("order", /*required=*/true);
+  for (size_t i = 0; i < order.size(); ++i) {
+    std::string where = src + ": order[" + std::to_string(i) + "]";
+    if (!order[i].is_number_integer()) throw InputError(where + ": must be an op id");
+    auto it = op_index.find(order[i].get<std::int64_t>());
+    if (it == op_index.end())
+      throw InputError(where + ": op " + order[i].dump() + " is not in the graph");
+    plan.order.push_back(it->second);
+  }
+  const json& buffers = root.Array("buffers", /*required=*/true);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    Element e(buffers[i], src + ": buffers[" + std::to_string(i) + "]");
+    Buffer b;
+    std::int64_t tensor = e.Integer("tensor");
+    auto it = tensor_index.find(tensor);
+    if (it == tensor_index.end())
+      e.FailField("tensor", "refers to tensor " + std::to_string(tensor) + ", not in the graph");
+    b.tensor = it->second;
+    b.offset = e.Integer("offset");
+    b.size = e.Integer("size");
+    auto step = [&](std::string_view field) {
+      std::int64_t v = e.Integer(field);
+      if (v < 0 || v > std::numeric_limits<Step>::max())
+        e.FailField(field, "is out of range");
+      return static_cast<Step>(v);
+    };
+    b.start = step("start");
+    b.end = step("end");
+    plan.buffers.push_back(b);
+  }
+  Element summary(root.Require("summary"), src + ": summary");
+  PlanSummary& s = plan.summary;
+  s.ops = static_cast<int>(summary.Integer("ops"));
+  s.storages = static_cast<int>(summary.Integer("storages"));
+  s.persistent_bytes = summary.Integer("persistent_bytes");
+  s.theoretical_peak = summary.Integer("theoretical_peak");
+  s.actual_peak = summary.Integer("actual_peak");
+  s.total_peak = summary.Integer("total_peak");
+  const json& frag = summary.Require("fragmentation");
+  if (!frag.is_number()) summary.FailField("fragmentation", "must be a number");
+  s.fragmentation = frag.get<double>();
+  if (const json* sec = summary.Find("seconds"); sec != nullptr && sec->is_number())
+    s.seconds = sec->get<double>();
+  return plan;
+}
+
+Plan LoadPlan(const std::string& path, const Graph& graph) {
+  return ParsePlan(ReadFile(path), path, graph);
+}
+
+}  // namespace roam

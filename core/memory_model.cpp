@@ -1,0 +1,194 @@
+#include "core/memory_model.h"
+
+#include <algorithm>
+#include <cassert>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+namespace roam {
+namespace {
+size_t U(int i) { return static_cast<size_t>(i); }
+}  // namespace
+
+MemoryModel BuildMemoryModel(const Graph& graph, Bytes alignment) {
+  assert(alignment > 0);
+  MemoryModel model;
+  model.alignment = alignment;
+  const int nt = graph.num_tensors();
+  model.storage_of.assign(U(nt), kNoStorage);
+
+  std::vector<TensorId> root_of(U(nt), kNoTensor);
+  for (TensorId t = 0; t < nt; ++t) {
+    TensorId r = t;
+    // Chains are acyclic (checked by the loader), and path compression keeps this linear.
+    while (graph.tensors[U(r)].alias_of != kNoTensor && root_of[U(r)] == kNoTensor)
+      r = graph.tensors[U(r)].alias_of;
+    if (root_of[U(r)] != kNoTensor) r = root_of[U(r)];
+    for (TensorId x = t; x != r && root_of[U(x)] == kNoTensor; x = graph.tensors[U(x)].alias_of)
+      root_of[U(x)] = r;
+    root_of[U(r)] = r;
+  }
+  for (TensorId t = 0; t < nt; ++t) {
+    if (root_of[U(t)] != t) continue;
+    const Tensor& root = graph.tensors[U(t)];
+    Storage s;
+    s.root = t;
+    s.size = AlignUp(root.size, alignment);
+    s.persistent = root.producer == kNoOp;
+    model.storage_of[U(t)] = static_cast<StorageId>(model.storages.size());
+    model.storages.push_back(std::move(s));
+  }
+  for (TensorId t = 0; t < nt; ++t) {
+    StorageId sid = model.storage_of[U(root_of[U(t)])];
+    model.storage_of[U(t)] = sid;
+    Storage& s = model.storages[U(sid)];
+    if (t != s.root) s.members.push_back(t);
+    s.output = s.output || graph.tensors[U(t)].output;
+  }
+  for (StorageId sid = 0; sid < static_cast<StorageId>(model.storages.size()); ++sid) {
+    Storage& s = model.storages[U(sid)];
+    s.members.insert(s.members.begin(), s.root);
+    if (s.persistent) model.persistent_bytes += s.size;
+    if (s.planned()) model.planned.push_back(sid);
+  }
+
+  std::vector<std::vector<StorageId>> touches(U(graph.num_ops()));
+  for (TensorId t = 0; t < nt; ++t) {
+    StorageId sid = model.storage_of[U(t)];
+    if (!model.storages[U(sid)].planned()) continue;
+    const Tensor& tensor = graph.tensors[U(t)];
+    if (tensor.producer != kNoOp) touches[U(tensor.producer)].push_back(sid);
+    for (OpId c : tensor.consumers) touches[U(c)].push_back(sid);
+  }
+  model.touch_begin.assign(U(graph.num_ops()) + 1, 0);
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    auto& list = touches[U(op)];
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+    model.touches.insert(model.touches.end(), list.begin(), list.end());
+    model.touch_begin[U(op) + 1] = static_cast<int>(model.touches.size());
+  }
+  return model;
+}
+
+std::vector<Lifetime> ComputeLifetimes(const Graph& graph, const MemoryModel& model,
+                                       std::span<const OpId> order) {
+  std::vector<Lifetime> life(model.storages.size());
+  const Step last = static_cast<Step>(order.size()) - 1;
+  for (Step s = 0; s <= last; ++s) {
+    OpId op = order[U(s)];
+    for (StorageId sid : model.Touches(op)) {
+      Lifetime& l = life[U(sid)];
+      if (graph.tensors[U(model.storages[U(sid)].root)].producer == op) l.start = s;
+      l.end = std::max(l.end, s);
+    }
+  }
+  for (StorageId sid : model.planned)
+    if (model.storages[U(sid)].output) life[U(sid)].end = last;
+  return life;
+}
+
+std::vector<Bytes> MemoryProfile(const MemoryModel& model, std::span<const Lifetime> lifetimes,
+                                 int num_steps) {
+  std::vector<Bytes> delta(U(num_steps) + 1, 0);
+  for (StorageId sid : model.planned) {
+    const Lifetime& l = lifetimes[U(sid)];
+    delta[U(l.start)] += model.storages[U(sid)].size;
+    delta[U(l.end) + 1] -= model.storages[U(sid)].size;
+  }
+  std::vector<Bytes> profile(U(num_steps));
+  Bytes live = 0;
+  for (int s = 0; s < num_steps; ++s) profile[U(s)] = live += delta[U(s)];
+  return profile;
+}
+
+Bytes TheoreticalPeak(const Graph& graph, const MemoryModel& model,
+                      std::span<const OpId> order) {
+  auto lifetimes = ComputeLifetimes(graph, model, order);
+  auto profile = MemoryProfile(model, lifetimes, static_cast<int>(order.size()));
+  return profile.empty() ? 0 : *std::max_element(profile.begin(), profile.end());
+}
+
+std::vector<Interval> PlannedIntervals(const MemoryModel& model,
+                                       std::span<const Lifetime> lifetimes) {
+  std::vector<Interval> intervals;
+  intervals.reserve(model.planned.size());
+  for (StorageId sid : model.planned)
+    intervals.push_back({model.storages[U(sid)].size, lifetimes[U(sid)].start,
+                         lifetimes[U(sid)].end});
+  return intervals;
+}
+
+Bytes LayoutHeight(std::span<const Interval> intervals, std::span<const Bytes> offsets) {
+  Bytes height = 0;
+  for (size_t i = 0; i < intervals.size(); ++i)
+    height = std::max(height, offsets[i] + intervals[i].size);
+  return height;
+}
+
+Bytes MaxLiveBytes(std::span<const Interval> intervals) {
+  std::vector<std::pair<Step, Bytes>> events;
+  events.reserve(intervals.size() * 2);
+  for (const Interval& in : intervals) {
+    events.emplace_back(in.start, in.size);
+    events.emplace_back(in.end + 1, -in.size);
+  }
+  // At equal steps the frees (negative) sort first: an interval ending at s-1 is gone at s.
+  std::sort(events.begin(), events.end());
+  Bytes live = 0, peak = 0;
+  for (const auto& [step, delta] : events) peak = std::max(peak, live += delta);
+  return peak;
+}
+
+std::string CheckLayout(std::span<const Interval> intervals, std::span<const Bytes> offsets,
+                        Bytes alignment) {
+  std::ostringstream msg;
+  if (offsets.size() != intervals.size()) {
+    msg << offsets.size() << " offsets for " << intervals.size() << " buffers";
+    return msg.str();
+  }
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    if (offsets[i] < 0 || offsets[i] % alignment != 0) {
+      msg << "buffer " << i << " has offset " << offsets[i]
+          << ", which is not a non-negative multiple of the alignment " << alignment;
+      return msg.str();
+    }
+  }
+  // Sweep over steps keeping the live buffers ordered by offset. In a valid layout the live
+  // set never overlaps, so checking each newcomer against its two neighbours is enough.
+  std::vector<size_t> by_start(intervals.size());
+  std::iota(by_start.begin(), by_start.end(), 0);
+  std::sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) {
+    return intervals[a].start < intervals[b].start;
+  });
+  using Live = std::pair<Bytes, size_t>;  // offset, index
+  std::set<Live> live;
+  std::multiset<std::pair<Step, size_t>> ends;  // end step, index
+  for (size_t i : by_start) {
+    const Interval& in = intervals[i];
+    if (in.size == 0) continue;
+    while (!ends.empty() && ends.begin()->first < in.start) {
+      live.erase({offsets[ends.begin()->second], ends.begin()->second});
+      ends.erase(ends.begin());
+    }
+    auto it = live.lower_bound({offsets[i], 0});
+    auto report = [&](size_t j) {
+      msg << "buffers " << j << " [" << offsets[j] << ", " << offsets[j] + intervals[j].size
+          << ") steps " << intervals[j].start << ".." << intervals[j].end << " and " << i
+          << " [" << offsets[i] << ", " << offsets[i] + in.size << ") steps " << in.start
+          << ".." << in.end << " overlap";
+      return msg.str();
+    };
+    if (it != live.end() && it->first < offsets[i] + in.size) return report(it->second);
+    if (it != live.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + intervals[prev->second].size > offsets[i]) return report(prev->second);
+    }
+    live.insert({offsets[i], i});
+    ends.insert({in.end, i});
+  }
+  return {};
+}
+
+}  // namespace roam

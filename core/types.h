@@ -1,0 +1,27 @@
+// Core vocabulary of roam: the domain quantities every stage passes around.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace roam {
+
+using Bytes = std::int64_t;     // a size or an address in the arena, in bytes
+using Step = std::int32_t;      // a position in an execution order, 0..n-1
+using OpId = std::int32_t;      // dense index of an op inside one Graph
+using TensorId = std::int32_t;  // dense index of a tensor inside one Graph
+using StorageId = std::int32_t; // dense index of an alias group inside one MemoryModel
+using ExternalId = std::int64_t;  // the id a file gave an op or tensor (unique, not dense)
+
+inline constexpr OpId kNoOp = -1;          // producer of a graph input
+inline constexpr TensorId kNoTensor = -1;  // alias_of of a tensor that owns its storage
+inline constexpr StorageId kNoStorage = -1;
+inline constexpr Step kNoStep = -1;
+inline constexpr Bytes kDefaultAlignment = 512;  // CUDA caching allocator's rounding
+
+// Rounds up to a multiple of alignment; a size of 0 stays 0 (a pure ordering edge).
+constexpr Bytes AlignUp(Bytes size, Bytes alignment) {
+  return (size + alignment - 1) / alignment * alignment;
+}
+
+}  // namespace roam

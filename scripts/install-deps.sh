@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs everything roam needs to build, test and benchmark, from Debian's packages.
+# Idempotent: does nothing (and needs no network) when every package is already present.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libtbb-dev libglpk-dev libboost-graph-dev libyaml-cpp-dev
+  nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3
+)
+if [[ "${ROAM_WITH_TORCH:-0}" == 1 ]]; then
+  packages+=(python3-torch python3-torchvision python3-yaml)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
+echo "install-deps: installing ${missing[*]}" >&2
+"${sudo[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
