@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <numeric>
 #include <random>
 
 #include "core/error.h"
@@ -145,6 +147,49 @@ TEST(PytorchAllocator, PlaceBuffersReportsTheSimulatedOffsets) {
 }
 
 // ----- greedy best fit -----------------------------------------------------------------------
+
+// The placement rule written directly: scan every placed buffer sharing a step, in address
+// order. The indexed implementation must agree with it exactly.
+std::vector<Bytes> NaiveBestFit(const std::vector<Interval>& intervals,
+                                const std::vector<size_t>& order, Bytes alignment) {
+  std::vector<Bytes> offsets(intervals.size(), 0);
+  std::vector<size_t> placed;
+  for (size_t i : order) {
+    const Interval& in = intervals[i];
+    if (in.size == 0) continue;
+    std::vector<std::pair<Bytes, Bytes>> chunks;
+    for (size_t j : placed)
+      if (intervals[j].start <= in.end && in.start <= intervals[j].end)
+        chunks.emplace_back(offsets[j], offsets[j] + intervals[j].size);
+    std::sort(chunks.begin(), chunks.end());
+    Bytes cursor = 0, best = -1, best_gap = 0;
+    for (const auto& [lo, hi] : chunks) {
+      Bytes start = AlignUp(cursor, alignment);
+      if (lo - start >= in.size && (best < 0 || lo - start < best_gap)) {
+        best = start;
+        best_gap = lo - start;
+      }
+      cursor = std::max(cursor, hi);
+    }
+    offsets[i] = best >= 0 ? best : AlignUp(cursor, alignment);
+    placed.push_back(i);
+  }
+  return offsets;
+}
+
+TEST(GreedyBestFit, MatchesADirectScanOfThePlacedBuffers) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Bytes alignment = trial % 3 == 0 ? 1 : 512;
+    auto intervals = RandomIntervals(rng, 1 + trial % 80, 1 + trial % 30, alignment, 4000);
+    std::vector<size_t> order(intervals.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    ASSERT_EQ(GreedyBestFitPlacement(intervals, order, alignment),
+              NaiveBestFit(intervals, order, alignment))
+        << "trial " << trial;
+  }
+}
 
 TEST(GreedyBestFit, PicksTheSmallestSufficientGapNotTheLowest) {
   std::vector<Interval> intervals = {{3, 0, 1},
