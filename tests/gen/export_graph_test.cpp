@@ -64,6 +64,8 @@ struct BadConfig {
   std::vector<const char*> mentions;
 };
 
+void PrintTo(const BadConfig& bad, std::ostream* os) { *os << bad.what; }
+
 class GenCliRejects : public GenCli, public ::testing::WithParamInterface<BadConfig> {};
 
 TEST_P(GenCliRejects, WithExitTwoAMessageAndNoOutputFile) {
