@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   Action action;
   AddEvaluateCommand(app, action);
   AddValidateCommand(app, action);
+  AddPartitionCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
