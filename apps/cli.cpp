@@ -1,6 +1,9 @@
 #include "apps/cli.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -31,8 +34,27 @@ Graph LoadInput(const InputOptions& options) {
   return LoadGraph(path);
 }
 
+CLI::Validator WritableOutputPath() {
+  // Checked before any planning starts, so a typo in -o does not cost a long solve.
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        namespace fs = std::filesystem;
+        fs::path parent = fs::path(path).parent_path();
+        if (parent.empty()) parent = ".";
+        std::error_code ec;
+        if (!fs::is_directory(parent, ec))
+          return path + ": cannot write here: directory " + parent.string() + " does not exist";
+        if (::access(parent.c_str(), W_OK) != 0)
+          return path + ": cannot write here: directory " + parent.string() + " is not writable";
+        if (fs::is_directory(path, ec)) return path + ": is a directory";
+        return {};
+      },
+      "PATH");
+}
+
 void AddPlanOutputOptions(CLI::App& cmd, PlanOutputOptions& options) {
-  cmd.add_option("-o,--output", options.plan_path, "Write the plan (roam-plan-v1 JSON) here");
+  cmd.add_option("-o,--output", options.plan_path, "Write the plan (roam-plan-v1 JSON) here")
+      ->check(WritableOutputPath());
   cmd.add_flag("--json", options.json, "Print the summary as one JSON object");
 }
 
@@ -75,8 +97,7 @@ int EmitPlan(const Graph& graph, const Plan& plan, const PlanOutputOptions& opti
   out << "graph             " << plan.graph << " (" << s.ops << " ops, " << s.storages
       << " planned storages)\n";
   for (const SummaryExtra& e : extra) {
-    out << e.key << std::string(e.key.size() < 18 ? 18 - e.key.size() : 1, ' ') << e.text
-        << "\n";
+    out << e.key << std::string(e.key.size() < 18 ? 18 - e.key.size() : 1, ' ') << e.text << "\n";
   }
   out << "persistent        " << FormatBytes(s.persistent_bytes) << "\n"
       << "theoretical peak  " << FormatBytes(s.theoretical_peak) << "\n"

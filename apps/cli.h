@@ -37,6 +37,9 @@ struct PlanOutputOptions {
 };
 void AddPlanOutputOptions(CLI::App& cmd, PlanOutputOptions& options);
 
+// Rejects, at parse time, an output path whose directory is missing or not writable.
+CLI::Validator WritableOutputPath();
+
 // Validates the plan with the project's validator; an invalid plan is an internal failure
 // (exit 1) and nothing is written. Otherwise prints the summary (with extra lines of
 // human-readable context in text mode, or extra JSON members in --json mode) and writes the

@@ -22,8 +22,8 @@ void AddValidateCommand(CLI::App& app, Action& action) {
         return static_cast<int>(kFailure);
       }
       std::cout << *plan_path << ": valid plan for " << *graph_path << " (theoretical peak "
-                << plan.summary.theoretical_peak << " B, actual peak "
-                << plan.summary.actual_peak << " B)\n";
+                << plan.summary.theoretical_peak << " B, actual peak " << plan.summary.actual_peak
+                << " B)\n";
       return static_cast<int>(kOk);
     };
   });

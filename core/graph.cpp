@@ -160,10 +160,9 @@ std::string CheckTopological(const Graph& graph, const Dependencies& deps,
     OpId op = order[s];
     for (OpId p : deps.Preds(op)) {
       if (position[U(p)] > static_cast<Step>(s)) {
-        msg << "op " << graph.ops[U(op)].ext_id << " (" << graph.ops[U(op)].name
-            << ") at position " << s << " runs before op " << graph.ops[U(p)].ext_id << " ("
-            << graph.ops[U(p)].name << ") at position " << position[U(p)]
-            << ", which it depends on";
+        msg << "op " << graph.ops[U(op)].ext_id << " (" << graph.ops[U(op)].name << ") at position "
+            << s << " runs before op " << graph.ops[U(p)].ext_id << " (" << graph.ops[U(p)].name
+            << ") at position " << position[U(p)] << ", which it depends on";
         return msg.str();
       }
     }
@@ -208,8 +207,7 @@ void Finalize(Graph& graph, std::string_view source) {
       for (OpId s : deps.Succs(op))
         if (--missing[U(s)] == 0) ready.emplace(graph.ops[U(s)].ext_id, s);
     }
-  } else if (auto problem = CheckTopological(graph, deps, graph.program_order);
-             !problem.empty()) {
+  } else if (auto problem = CheckTopological(graph, deps, graph.program_order); !problem.empty()) {
     throw InputError(std::string(source) + ": program_order: " + problem);
   }
 }

@@ -32,19 +32,19 @@ bool ParseTensorKind(std::string_view text, TensorKind* kind);
 
 struct Op {
   ExternalId ext_id = 0;
-  std::string name;                // e.g. "aten.convolution"
+  std::string name;  // e.g. "aten.convolution"
   Phase phase = Phase::kUnknown;
-  std::vector<TensorId> inputs;    // tensors it consumes, derived from Tensor::consumers
-  std::vector<TensorId> outputs;   // tensors it produces, derived from Tensor::producer
+  std::vector<TensorId> inputs;   // tensors it consumes, derived from Tensor::consumers
+  std::vector<TensorId> outputs;  // tensors it produces, derived from Tensor::producer
 };
 
 struct Tensor {
   ExternalId ext_id = 0;
-  Bytes size = 0;                  // unaligned bytes; 0 = pure ordering dependency
-  OpId producer = kNoOp;           // kNoOp: graph input (weights, optimizer state, data)
+  Bytes size = 0;         // unaligned bytes; 0 = pure ordering dependency
+  OpId producer = kNoOp;  // kNoOp: graph input (weights, optimizer state, data)
   std::vector<OpId> consumers;
-  TensorId alias_of = kNoTensor;   // shares the storage of this tensor (view / in-place)
-  bool output = false;             // must stay resident to the end of the step
+  TensorId alias_of = kNoTensor;  // shares the storage of this tensor (view / in-place)
+  bool output = false;            // must stay resident to the end of the step
   TensorKind kind = TensorKind::kNone;
 };
 

@@ -195,8 +195,8 @@ Graph ParseGraph(std::string_view text, std::string_view source) {
     op.name = named.String("name", /*required=*/false);
     std::string phase = named.String("phase", /*required=*/false);
     if (!ParsePhase(phase, &op.phase))
-      named.FailField("phase", "is \"" + phase +
-                                   "\", expected forward, backward, optimizer or other");
+      named.FailField("phase",
+                      "is \"" + phase + "\", expected forward, backward, optimizer or other");
     if (!op_index.emplace(op.ext_id, static_cast<OpId>(graph.ops.size())).second)
       e.FailField("id", "duplicates op id " + std::to_string(op.ext_id));
     graph.ops.push_back(std::move(op));
@@ -285,8 +285,7 @@ Graph ParseGraph(std::string_view text, std::string_view source) {
       std::string where = src + ": program_order[" + std::to_string(i) + "]";
       if (!v.is_number_integer()) throw InputError(where + ": must be an op id");
       auto it = op_index.find(v.get<std::int64_t>());
-      if (it == op_index.end())
-        throw InputError(where + ": op " + v.dump() + " does not exist");
+      if (it == op_index.end()) throw InputError(where + ": op " + v.dump() + " does not exist");
       if (seen[U(it->second)])
         throw InputError(where + ": op " + v.dump() + " appears twice; not a permutation");
       seen[U(it->second)] = 1;
@@ -323,14 +322,13 @@ std::string GraphToJson(const Graph& graph) {
     ordered_json o;
     o["id"] = t.ext_id;
     o["size"] = t.size;
-    o["producer"] = t.producer == kNoOp ? ordered_json(nullptr)
-                                        : ordered_json(graph.ops[U(t.producer)].ext_id);
+    o["producer"] =
+        t.producer == kNoOp ? ordered_json(nullptr) : ordered_json(graph.ops[U(t.producer)].ext_id);
     ordered_json consumers = ordered_json::array();
     for (OpId c : t.consumers) consumers.push_back(graph.ops[U(c)].ext_id);
     o["consumers"] = std::move(consumers);
-    o["alias_of"] = t.alias_of == kNoTensor
-                        ? ordered_json(nullptr)
-                        : ordered_json(graph.tensors[U(t.alias_of)].ext_id);
+    o["alias_of"] = t.alias_of == kNoTensor ? ordered_json(nullptr)
+                                            : ordered_json(graph.tensors[U(t.alias_of)].ext_id);
     o["output"] = t.output;
     o["kind"] = ToString(t.kind);
     tensors.push_back(std::move(o));
@@ -420,8 +418,7 @@ Plan ParsePlan(std::string_view text, std::string_view source, const Graph& grap
     b.size = e.Integer("size");
     auto step = [&](std::string_view field) {
       std::int64_t v = e.Integer(field);
-      if (v < 0 || v > std::numeric_limits<Step>::max())
-        e.FailField(field, "is out of range");
+      if (v < 0 || v > std::numeric_limits<Step>::max()) e.FailField(field, "is out of range");
       return static_cast<Step>(v);
     };
     b.start = step("start");

@@ -103,8 +103,7 @@ std::vector<Bytes> MemoryProfile(const MemoryModel& model, std::span<const Lifet
   return profile;
 }
 
-Bytes TheoreticalPeak(const Graph& graph, const MemoryModel& model,
-                      std::span<const OpId> order) {
+Bytes TheoreticalPeak(const Graph& graph, const MemoryModel& model, std::span<const OpId> order) {
   auto lifetimes = ComputeLifetimes(graph, model, order);
   auto profile = MemoryProfile(model, lifetimes, static_cast<int>(order.size()));
   return profile.empty() ? 0 : *std::max_element(profile.begin(), profile.end());
@@ -115,8 +114,8 @@ std::vector<Interval> PlannedIntervals(const MemoryModel& model,
   std::vector<Interval> intervals;
   intervals.reserve(model.planned.size());
   for (StorageId sid : model.planned)
-    intervals.push_back({model.storages[U(sid)].size, lifetimes[U(sid)].start,
-                         lifetimes[U(sid)].end});
+    intervals.push_back(
+        {model.storages[U(sid)].size, lifetimes[U(sid)].start, lifetimes[U(sid)].end});
   return intervals;
 }
 
@@ -159,9 +158,8 @@ std::string CheckLayout(std::span<const Interval> intervals, std::span<const Byt
   // set never overlaps, so checking each newcomer against its two neighbours is enough.
   std::vector<size_t> by_start(intervals.size());
   std::iota(by_start.begin(), by_start.end(), 0);
-  std::sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) {
-    return intervals[a].start < intervals[b].start;
-  });
+  std::sort(by_start.begin(), by_start.end(),
+            [&](size_t a, size_t b) { return intervals[a].start < intervals[b].start; });
   using Live = std::pair<Bytes, size_t>;  // offset, index
   std::set<Live> live;
   std::multiset<std::pair<Step, size_t>> ends;  // end step, index
@@ -175,9 +173,9 @@ std::string CheckLayout(std::span<const Interval> intervals, std::span<const Byt
     auto it = live.lower_bound({offsets[i], 0});
     auto report = [&](size_t j) {
       msg << "buffers " << j << " [" << offsets[j] << ", " << offsets[j] + intervals[j].size
-          << ") steps " << intervals[j].start << ".." << intervals[j].end << " and " << i
-          << " [" << offsets[i] << ", " << offsets[i] + in.size << ") steps " << in.start
-          << ".." << in.end << " overlap";
+          << ") steps " << intervals[j].start << ".." << intervals[j].end << " and " << i << " ["
+          << offsets[i] << ", " << offsets[i] + in.size << ") steps " << in.start << ".." << in.end
+          << " overlap";
       return msg.str();
     };
     if (it != live.end() && it->first < offsets[i] + in.size) return report(it->second);

@@ -17,9 +17,9 @@ namespace roam {
 
 struct Storage {
   TensorId root = kNoTensor;
-  Bytes size = 0;           // root's size rounded up to the alignment
-  bool persistent = false;  // root has no producer: resident all step, not in the arena
-  bool output = false;      // some member must stay resident to the end
+  Bytes size = 0;                 // root's size rounded up to the alignment
+  bool persistent = false;        // root has no producer: resident all step, not in the arena
+  bool output = false;            // some member must stay resident to the end
   std::vector<TensorId> members;  // root first, then aliases in id order
   bool planned() const { return !persistent && size > 0; }
 };
@@ -28,7 +28,7 @@ struct MemoryModel {
   Bytes alignment = kDefaultAlignment;
   std::vector<StorageId> storage_of;  // per tensor
   std::vector<Storage> storages;
-  std::vector<StorageId> planned;     // the storages placed in the arena, by root id
+  std::vector<StorageId> planned;  // the storages placed in the arena, by root id
   Bytes persistent_bytes = 0;
   // For each op, the planned storages whose lifetime its step bounds (it produces or
   // consumes a member): CSR, deduplicated.
@@ -61,8 +61,7 @@ std::vector<Bytes> MemoryProfile(const MemoryModel& model, std::span<const Lifet
                                  int num_steps);
 
 // Maximum of MemoryProfile (0 for an empty graph).
-Bytes TheoreticalPeak(const Graph& graph, const MemoryModel& model,
-                      std::span<const OpId> order);
+Bytes TheoreticalPeak(const Graph& graph, const MemoryModel& model, std::span<const OpId> order);
 
 // A layout problem: buffers with fixed sizes and inclusive step ranges, to be given offsets.
 struct Interval {

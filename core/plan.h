@@ -14,25 +14,25 @@ namespace roam {
 struct Buffer {
   TensorId tensor = kNoTensor;  // root tensor of the storage (dense id)
   Bytes offset = 0;
-  Bytes size = 0;               // aligned
+  Bytes size = 0;  // aligned
   Step start = 0;
-  Step end = 0;                 // inclusive
+  Step end = 0;  // inclusive
   bool operator==(const Buffer&) const = default;
 };
 
 struct PlanSummary {
   int ops = 0;
-  int storages = 0;             // planned storages
+  int storages = 0;  // planned storages
   Bytes persistent_bytes = 0;
   Bytes theoretical_peak = 0;
   Bytes actual_peak = 0;
-  double fragmentation = 0.0;   // (actual - theoretical) / actual, 0 when actual is 0
-  Bytes total_peak = 0;         // persistent + actual
-  double seconds = 0.0;         // wall time spent planning
+  double fragmentation = 0.0;  // (actual - theoretical) / actual, 0 when actual is 0
+  Bytes total_peak = 0;        // persistent + actual
+  double seconds = 0.0;        // wall time spent planning
 };
 
 struct Plan {
-  std::string graph;            // the graph's name
+  std::string graph;  // the graph's name
   Bytes alignment = kDefaultAlignment;
   std::vector<OpId> order;
   std::vector<Buffer> buffers;  // one per planned storage, in model.planned order

@@ -6,11 +6,11 @@
 
 namespace roam {
 
-using Bytes = std::int64_t;     // a size or an address in the arena, in bytes
-using Step = std::int32_t;      // a position in an execution order, 0..n-1
-using OpId = std::int32_t;      // dense index of an op inside one Graph
-using TensorId = std::int32_t;  // dense index of a tensor inside one Graph
-using StorageId = std::int32_t; // dense index of an alias group inside one MemoryModel
+using Bytes = std::int64_t;       // a size or an address in the arena, in bytes
+using Step = std::int32_t;        // a position in an execution order, 0..n-1
+using OpId = std::int32_t;        // dense index of an op inside one Graph
+using TensorId = std::int32_t;    // dense index of a tensor inside one Graph
+using StorageId = std::int32_t;   // dense index of an alias group inside one MemoryModel
 using ExternalId = std::int64_t;  // the id a file gave an op or tensor (unique, not dense)
 
 inline constexpr OpId kNoOp = -1;          // producer of a graph input

@@ -95,8 +95,7 @@ TEST(CheckTopological, NamesMissingDuplicateAndLateOps) {
   EXPECT_EQ(CheckTopological(g, deps, std::vector<OpId>{0, 1, 2}), "");
   EXPECT_NE(CheckTopological(g, deps, std::vector<OpId>{0, 1}).find("2 entries"),
             std::string::npos);
-  EXPECT_NE(CheckTopological(g, deps, std::vector<OpId>{0, 1, 1}).find("twice"),
-            std::string::npos);
+  EXPECT_NE(CheckTopological(g, deps, std::vector<OpId>{0, 1, 1}).find("twice"), std::string::npos);
   EXPECT_NE(CheckTopological(g, deps, std::vector<OpId>{0, 2, 1}).find("depends on"),
             std::string::npos);
 }

@@ -73,21 +73,27 @@ TEST_P(GraphFormatRejects, WithAMessageNamingFileElementAndProblem) {
 INSTANTIATE_TEST_SUITE_P(
     BadInput, GraphFormatRejects,
     ::testing::Values(
-        BadGraph{"malformed", R"({"format": "roam-graph-v1", "ops": [)", {"malformed JSON", "line 1"}},
-        BadGraph{"wrong format", R"({"format":"roam-graph-v0","ops":[],"tensors":[]})",
+        BadGraph{
+            "malformed", R"({"format": "roam-graph-v1", "ops": [)", {"malformed JSON", "line 1"}},
+        BadGraph{"wrong format",
+                 R"({"format":"roam-graph-v0","ops":[],"tensors":[]})",
                  {"format", "roam-graph-v1"}},
-        BadGraph{"missing ops", R"({"format":"roam-graph-v1","tensors":[]})", {"\"ops\"", "missing"}},
-        BadGraph{"missing size", R"({"format":"roam-graph-v1",)" OPS
-                                 R"(,"tensors":[{"id":5,"producer":1}]})",
+        BadGraph{
+            "missing ops", R"({"format":"roam-graph-v1","tensors":[]})", {"\"ops\"", "missing"}},
+        BadGraph{"missing size",
+                 R"({"format":"roam-graph-v1",)" OPS R"(,"tensors":[{"id":5,"producer":1}]})",
                  {"tensors[0]", "id 5", "\"size\"", "missing"}},
-        BadGraph{"mistyped size", R"({"format":"roam-graph-v1",)" OPS
-                                  R"(,"tensors":[{"id":5,"size":"big","producer":1}]})",
+        BadGraph{"mistyped size",
+                 R"({"format":"roam-graph-v1",)" OPS
+                 R"(,"tensors":[{"id":5,"size":"big","producer":1}]})",
                  {"tensors[0]", "\"size\"", "integer"}},
-        BadGraph{"negative size", R"({"format":"roam-graph-v1",)" OPS
-                                  R"(,"tensors":[{"id":5,"size":-4,"producer":1}]})",
+        BadGraph{"negative size",
+                 R"({"format":"roam-graph-v1",)" OPS
+                 R"(,"tensors":[{"id":5,"size":-4,"producer":1}]})",
                  {"tensors[0]", "-4", ">= 0"}},
-        BadGraph{"dangling producer", R"({"format":"roam-graph-v1",)" OPS
-                                      R"(,"tensors":[{"id":5,"size":4,"producer":9}]})",
+        BadGraph{"dangling producer",
+                 R"({"format":"roam-graph-v1",)" OPS
+                 R"(,"tensors":[{"id":5,"size":4,"producer":9}]})",
                  {"tensors[0]", "producer", "op 9", "does not exist"}},
         BadGraph{"dangling consumer",
                  R"({"format":"roam-graph-v1",)" OPS
@@ -97,7 +103,8 @@ INSTANTIATE_TEST_SUITE_P(
                  R"({"format":"roam-graph-v1",)" OPS
                  R"(,"tensors":[{"id":5,"size":4,"producer":1,"alias_of":77}]})",
                  {"alias_of", "tensor 77"}},
-        BadGraph{"duplicate op id", R"({"format":"roam-graph-v1","ops":[{"id":1},{"id":1}],"tensors":[]})",
+        BadGraph{"duplicate op id",
+                 R"({"format":"roam-graph-v1","ops":[{"id":1},{"id":1}],"tensors":[]})",
                  {"ops[1]", "duplicates op id 1"}},
         BadGraph{"duplicate tensor id",
                  R"({"format":"roam-graph-v1",)" OPS
@@ -119,7 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadGraph{"order missing an op",
                  R"({"format":"roam-graph-v1",)" OPS R"(,"tensors":[],"program_order":[2]})",
                  {"program_order", "op 1 is missing"}},
-        BadGraph{"bad phase", R"({"format":"roam-graph-v1","ops":[{"id":1,"phase":"sideways"}],"tensors":[]})",
+        BadGraph{"bad phase",
+                 R"({"format":"roam-graph-v1","ops":[{"id":1,"phase":"sideways"}],"tensors":[]})",
                  {"ops[0]", "phase", "sideways"}},
         BadGraph{"bad kind",
                  R"({"format":"roam-graph-v1",)" OPS

@@ -76,8 +76,7 @@ TEST(CheckLayout, AcceptsDisjointAndRejectsOverlapOrMisalignment) {
   EXPECT_NE(CheckLayout(in, std::vector<Bytes>{0, 0, 1024}, 512).find("overlap"),
             std::string::npos);
   // Buffer 2 [0,1024) overlaps buffer 1 [512,1024) at step 3.
-  EXPECT_NE(CheckLayout(in, std::vector<Bytes>{0, 512, 0}, 512).find("overlap"),
-            std::string::npos);
+  EXPECT_NE(CheckLayout(in, std::vector<Bytes>{0, 512, 0}, 512).find("overlap"), std::string::npos);
   EXPECT_NE(CheckLayout(in, std::vector<Bytes>{0, 100, 1024}, 512).find("alignment"),
             std::string::npos);
 }

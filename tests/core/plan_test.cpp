@@ -13,8 +13,8 @@ class PlanValidation : public ::testing::Test {
   void SetUp() override {
     graph_ = LoadGraph(testing::DataPath("tiny.graph.json"));
     model_ = BuildMemoryModel(graph_, 512);
-    plan_ = AssemblePlan(graph_, model_, graph_.program_order,
-                         std::vector<Bytes>{0, 1536, 2048}, 0.0);
+    plan_ =
+        AssemblePlan(graph_, model_, graph_.program_order, std::vector<Bytes>{0, 1536, 2048}, 0.0);
   }
   std::string Problem() const { return ValidatePlan(graph_, plan_); }
   Graph graph_;
@@ -31,8 +31,8 @@ TEST_F(PlanValidation, AssembledPlanIsValidAndSummarised) {
 }
 
 TEST_F(PlanValidation, ReportsFragmentationOfALooseLayout) {
-  plan_ = AssemblePlan(graph_, model_, graph_.program_order, std::vector<Bytes>{0, 1536, 3072},
-                       0.0);
+  plan_ =
+      AssemblePlan(graph_, model_, graph_.program_order, std::vector<Bytes>{0, 1536, 3072}, 0.0);
   EXPECT_EQ(Problem(), "");
   EXPECT_EQ(plan_.summary.actual_peak, 4096);
   EXPECT_DOUBLE_EQ(plan_.summary.fragmentation, 0.25);

@@ -1,8 +1,6 @@
 // `roam partition` end to end: the binary's JSON describes a valid partition of the file.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -10,38 +8,21 @@
 #include <string>
 
 #include "core/io.h"
+#include "tests/support/run_command.h"
 #include "tests/support/training_graph.h"
 
 namespace roam {
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out;
-};
-
-Result RunRoam(const std::string& args) {
-  Result r;
-  std::string command = std::string(ROAM_BINARY) + " " + args + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, n);
-  int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
 TEST(PartitionCli, JsonLeavesConcatenateToATopologicalOrderOfTheFile) {
   std::mt19937_64 rng(51);
   Graph graph = testing::TrainingLikeGraph(rng, {.layers = 5});
-  std::string path =
-      (std::filesystem::temp_directory_path() / "roam_partition_cli_test.graph.json").string();
+  const std::string dir = testing::MakeTempDir("roam_partition_cli");
+  const std::string path = dir + "/graph.json";
   WriteFileAtomically(path, GraphToJson(graph));
-  Result r = RunRoam("partition " + path + " --node-limit 12 --json");
-  std::filesystem::remove(path);
-  ASSERT_EQ(r.status, 0) << r.out;
+  testing::CommandResult r = testing::RunRoam({"partition", path, "--node-limit", "12", "--json"});
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
   std::map<ExternalId, OpId> by_ext;
   for (OpId op = 0; op < graph.num_ops(); ++op)
@@ -59,16 +40,18 @@ TEST(PartitionCli, JsonLeavesConcatenateToATopologicalOrderOfTheFile) {
 TEST(PartitionCli, TextModeNamesEveryNodeAndAMissingFileExitsWithTwo) {
   std::mt19937_64 rng(52);
   Graph graph = testing::TrainingLikeGraph(rng, {.layers = 3});
-  std::string path =
-      (std::filesystem::temp_directory_path() / "roam_partition_cli_text.graph.json").string();
+  const std::string dir = testing::MakeTempDir("roam_partition_cli");
+  const std::string path = dir + "/graph.json";
   WriteFileAtomically(path, GraphToJson(graph));
-  Result r = RunRoam("partition " + path + " --node-limit 10");
-  std::filesystem::remove(path);
-  ASSERT_EQ(r.status, 0);
+  testing::CommandResult r = testing::RunRoam({"partition", path, "--node-limit", "10"});
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("root #0"), std::string::npos);
   EXPECT_NE(r.out.find("independent #1"), std::string::npos);
-  EXPECT_EQ(RunRoam("partition /nonexistent/graph.json").status, 2);
-  EXPECT_EQ(RunRoam("partition " + path + " --node-limit 0").status, 2);
+  testing::CommandResult missing = testing::RunRoam({"partition", "/nonexistent/graph.json"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/graph.json"), std::string::npos);
+  EXPECT_EQ(testing::RunRoam({"partition", path, "--node-limit", "0"}).exit_code, 2);
 }
 
 }  // namespace

@@ -12,7 +12,9 @@ size_t U(int i) { return static_cast<size_t>(i); }
 
 Graph RandomGraph(std::mt19937_64& rng, const RandomGraphOptions& options) {
   auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
-  auto pick = [&](int n) { return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(rng)); };
+  auto pick = [&](int n) {
+    return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(rng));
+  };
   Graph graph;
   graph.name = "random";
   auto new_tensor = [&](Bytes size, OpId producer) {

@@ -12,8 +12,6 @@ inline std::string SourceDir() {
   const char* dir = std::getenv("ROAM_SOURCE_DIR");
   return dir != nullptr ? dir : ".";
 }
-inline std::string DataPath(const std::string& name) {
-  return SourceDir() + "/tests/data/" + name;
-}
+inline std::string DataPath(const std::string& name) { return SourceDir() + "/tests/data/" + name; }
 
 }  // namespace roam::testing
