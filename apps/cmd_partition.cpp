@@ -49,11 +49,12 @@ int RunPartition(const PartitionOptions& options) {
   std::vector<Bytes> leaf_peak;
   for (const Leaf& leaf : tree.leaves) leaf_peak.push_back(LeafPeak(graph, model, leaf));
   const Bytes peak = TheoreticalPeak(graph, model, tree.order);
-  int spine = 0, floating = 0, sinks = 0, updates = 0, delayed = 0, over = 0;
+  int spine = 0, floating = 0, sinks = 0, bridges = 0, updates = 0, delayed = 0, over = 0;
   for (OpRole r : tree.role) {
     spine += r == OpRole::kSpine;
     floating += r == OpRole::kFloatingSource;
     sinks += r == OpRole::kFloatingSink;
+    bridges += r == OpRole::kFloatingBridge;
     updates += r == OpRole::kWeightUpdate;
   }
   for (const WeightUpdateBranch& b : tree.branches) delayed += b.segment > b.earliest_segment;
@@ -74,6 +75,7 @@ int RunPartition(const PartitionOptions& options) {
     doc["segments"] = tree.num_segments;
     doc["floating_sources"] = floating;
     doc["floating_sinks"] = sinks;
+    doc["floating_bridges"] = bridges;
     doc["weight_update_branches"] = tree.branches.size();
     doc["weight_update_ops"] = updates;
     doc["delayed_branches"] = delayed;
@@ -133,9 +135,9 @@ int RunPartition(const PartitionOptions& options) {
       << "partition order " << FormatBytes(peak) << "\n";
   out << "phases " << (tree.phases.inferred ? "inferred" : "from the file") << "; spine " << spine
       << " ops, " << tree.insensitive.size() << " memory-insensitive, " << tree.num_segments
-      << " segments; floating sources " << floating << ", floating sinks " << sinks
-      << "; weight-update branches " << tree.branches.size() << " (" << updates << " ops, "
-      << delayed << " delayed, alpha " << tree.alpha << ", estimated peak "
+      << " segments; floating sources " << floating << ", sinks " << sinks << ", bridges "
+      << bridges << "; weight-update branches " << tree.branches.size() << " (" << updates
+      << " ops, " << delayed << " delayed, alpha " << tree.alpha << ", estimated peak "
       << FormatBytes(tree.estimated_peak) << ")\n";
   auto print_node = [&](int id, int depth) {
     const SubgraphNode& node = tree.nodes[static_cast<size_t>(id)];

@@ -62,8 +62,10 @@ PhaseInfo ResolvePhases(const Graph& graph, const Dependencies& deps, std::span<
 // Why an op sits where it does (docs/partition.md).
 enum class OpRole : std::uint8_t {
   kSpine,           // in the memory-insensitive analysis
-  kFloatingSource,  // no ancestor reads the data input: bound to the segment of its consumers
-  kFloatingSink,    // no spine successor: bound to the segment of its latest spine predecessor
+  kFloatingSource,  // no spine ancestor: bound to the segment of its earliest consumer
+  kFloatingSink,    // a spine ancestor, no spine descendant: bound to its latest predecessor
+  kFloatingBridge,  // off the spine between a spine ancestor and a spine descendant: bound to
+                    // the segment the input order puts it in, clamped to what its edges allow
   kWeightUpdate,    // in a weight-update branch, placed by the weight-update scheduler
 };
 std::string_view ToString(OpRole role);
@@ -146,7 +148,11 @@ struct SubgraphTree {
 
   // The analysis behind it.
   PhaseInfo phases;
-  std::vector<OpRole> role;        // per op
+  std::vector<OpRole> role;  // per op
+  // The spine's pivots (docs/partition.md): its last forward op before the backward pass (the
+  // loss, or the op feeding the backward when the loss has no consumer) and its first backward
+  // op (the gradient seed). kNoOp without a forward or backward pass.
+  OpId forward_end = kNoOp, backward_start = kNoOp;
   std::vector<int> segment_of_op;  // per op
   std::vector<OpId> insensitive;   // memory-insensitive spine ops, in order
   int num_segments = 0;

@@ -5,13 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <map>
 #include <random>
-#include <set>
 #include <stdexcept>
 
-#include "core/io.h"
+#include "tests/partition/invariants.h"
 #include "tests/support/random_graph.h"
 #include "tests/support/test_data.h"
 #include "tests/support/training_graph.h"
@@ -19,134 +16,10 @@
 namespace roam {
 namespace {
 
+using testing::CheckPartitionInvariants;
+using testing::PartitionAndCheck;
+
 size_t U(int i) { return static_cast<size_t>(i); }
-
-// Every invariant of docs/partition.md, each computed from the definitions, not from the
-// partition's own bookkeeping.
-void CheckInvariants(const Graph& graph, const MemoryModel& model, const SubgraphTree& tree,
-                     std::span<const OpId> input_order, int node_limit) {
-  const int n = graph.num_ops();
-  const int nl = static_cast<int>(tree.leaves.size());
-  Dependencies deps = BuildDependencies(graph);
-  std::vector<Step> input_pos(U(n));
-  for (size_t s = 0; s < input_order.size(); ++s)
-    input_pos[U(input_order[s])] = static_cast<Step>(s);
-
-  // Every op in exactly one leaf; the concatenation is the order, and it is topological.
-  std::vector<int> seen(U(n), 0);
-  std::vector<OpId> concatenated;
-  for (int l = 0; l < nl; ++l) {
-    const Leaf& leaf = tree.leaves[U(l)];
-    ASSERT_FALSE(leaf.ops.empty());
-    EXPECT_EQ(leaf.first_step, static_cast<Step>(concatenated.size()));
-    for (size_t i = 0; i < leaf.ops.size(); ++i) {
-      ++seen[U(leaf.ops[i])];
-      EXPECT_EQ(tree.leaf_of_op[U(leaf.ops[i])], l);
-      if (i > 0) {
-        EXPECT_LT(input_pos[U(leaf.ops[i - 1])], input_pos[U(leaf.ops[i])]);
-      }
-    }
-    concatenated.insert(concatenated.end(), leaf.ops.begin(), leaf.ops.end());
-  }
-  for (OpId op = 0; op < n; ++op) ASSERT_EQ(seen[U(op)], 1) << "op " << op;
-  ASSERT_EQ(concatenated, tree.order);
-  ASSERT_EQ(CheckTopological(graph, deps, tree.order), "");
-
-  // Node limit: exceeded only by a leaf with no inner memory-insensitive op to split at.
-  for (const Leaf& leaf : tree.leaves) {
-    EXPECT_EQ(leaf.over_limit, static_cast<int>(leaf.ops.size()) > node_limit);
-    if (leaf.over_limit) {
-      auto mi = MemoryInsensitivePositions(deps, leaf.ops, n);
-      for (size_t p = 1; p < mi.size(); ++p) EXPECT_FALSE(mi[p]) << "splittable at " << p;
-    }
-  }
-
-  // Crossing classes from the lifetimes of the concatenated order; outputs are never freed.
-  auto life = ComputeLifetimes(graph, model, tree.order);
-  for (int l = 0; l < nl; ++l) {
-    const Leaf& leaf = tree.leaves[U(l)];
-    const Step b = leaf.first_step, e = b + static_cast<Step>(leaf.ops.size()) - 1;
-    std::map<StorageId, Crossing> expected;
-    Bytes entry = 0, exit = 0, throughout = 0;
-    for (StorageId sid : model.planned) {
-      const Storage& s = model.storages[U(sid)];
-      const Step start = life[U(sid)].start;
-      const Step end = s.output ? std::numeric_limits<Step>::max() : life[U(sid)].end;
-      if (end < b || start > e) continue;
-      Crossing c = start >= b ? (end <= e ? Crossing::kInner : Crossing::kCreatedInsideFreedOutside)
-                              : (end <= e ? Crossing::kCreatedOutsideFreedInside
-                                          : Crossing::kLiveThroughout);
-      expected[sid] = c;
-      if (start < b) entry += s.size;
-      if (end > e) exit += s.size;
-      if (start < b && end > e) throughout += s.size;
-    }
-    std::map<StorageId, Crossing> got;
-    for (const LeafStorage& ls : leaf.storages) {
-      EXPECT_EQ(ls.size, model.storages[U(ls.storage)].size);
-      got[ls.storage] = ls.crossing;
-    }
-    EXPECT_EQ(got, expected) << "leaf " << l;
-    EXPECT_EQ(leaf.entry_bytes, entry);
-    EXPECT_EQ(leaf.exit_bytes, exit);
-    EXPECT_EQ(leaf.throughout_bytes, throughout);
-  }
-
-  // Every planned storage laid out in exactly one leaf, one where it is resident.
-  std::vector<int> laid(model.storages.size(), 0);
-  for (int l = 0; l < nl; ++l) {
-    for (StorageId sid : tree.leaves[U(l)].layout) {
-      ++laid[U(sid)];
-      EXPECT_EQ(tree.layout_leaf[U(sid)], l);
-      const auto& st = tree.leaves[U(l)].storages;
-      EXPECT_TRUE(std::any_of(st.begin(), st.end(),
-                              [&](const LeafStorage& x) { return x.storage == sid; }));
-    }
-  }
-  for (StorageId sid = 0; sid < static_cast<StorageId>(model.storages.size()); ++sid)
-    EXPECT_EQ(laid[U(sid)], model.storages[U(sid)].planned() ? 1 : 0) << "storage " << sid;
-
-  // ROAM eq 1: the whole order's peak is the largest leaf peak with boundary memory.
-  Bytes max_leaf = 0;
-  for (const Leaf& leaf : tree.leaves) max_leaf = std::max(max_leaf, LeafPeak(graph, model, leaf));
-  EXPECT_EQ(TheoreticalPeak(graph, model, tree.order), max_leaf);
-
-  // The tree: root -> independent -> dependent, leaves where the nodes say.
-  ASSERT_FALSE(tree.nodes.empty());
-  EXPECT_EQ(tree.nodes[0].type, NodeType::kRoot);
-  EXPECT_EQ(tree.nodes[0].num_ops, n);
-  EXPECT_EQ(static_cast<int>(tree.nodes[0].leaves.size()), nl);
-  for (int id = 1; id < static_cast<int>(tree.nodes.size()); ++id) {
-    const SubgraphNode& node = tree.nodes[U(id)];
-    const SubgraphNode& parent = tree.nodes[U(node.parent)];
-    EXPECT_EQ(parent.type,
-              node.type == NodeType::kIndependent ? NodeType::kRoot : NodeType::kIndependent);
-    EXPECT_NE(std::find(parent.children.begin(), parent.children.end(), id), parent.children.end());
-    EXPECT_EQ(node.leaf >= 0, node.children.empty());
-    int ops = 0;
-    for (int l : node.leaves) ops += static_cast<int>(tree.leaves[U(l)].ops.size());
-    EXPECT_EQ(node.num_ops, ops);
-    if (node.leaf >= 0) {
-      EXPECT_EQ(tree.leaves[U(node.leaf)].node, id);
-      EXPECT_EQ(node.leaves, std::vector<int>{node.leaf});
-    }
-    int covered = 0;
-    for (const NodePart& part : node.parts) covered += part.last_step - part.first_step + 1;
-    EXPECT_EQ(covered, node.num_ops);
-  }
-  EXPECT_EQ(tree.nodes[0].inner_storages + tree.nodes[0].boundary_storages,
-            static_cast<int>(model.planned.size()));
-}
-
-void PartitionAndCheck(const Graph& graph, int node_limit) {
-  MemoryModel model = BuildMemoryModel(graph);
-  PartitionParams params;
-  params.node_limit = node_limit;
-  SubgraphTree tree = PartitionGraph(graph, model, graph.program_order, params);
-  SCOPED_TRACE("node_limit " + std::to_string(node_limit) + ", " + std::to_string(graph.num_ops()) +
-               " ops");
-  CheckInvariants(graph, model, tree, graph.program_order, node_limit);
-}
 
 TEST(PartitionInvariants, HoldOnRandomDags) {
   std::mt19937_64 rng(21);
@@ -196,24 +69,8 @@ TEST(PartitionInvariants, HoldUnderAnyTopologicalOrderToRefine) {
     PartitionParams params;
     params.node_limit = 10;
     SubgraphTree tree = PartitionGraph(graph, model, order, params);
-    CheckInvariants(graph, model, tree, order, params.node_limit);
+    CheckPartitionInvariants(graph, model, tree, order, params.node_limit);
   }
-}
-
-TEST(PartitionInvariants, HoldOnEveryConfigPreset) {
-  // The model presets land with the generators (configs/*.yaml); until then there is nothing
-  // to load and this test says so.
-  std::filesystem::path dir = testing::SourceDir() + "/configs";
-  int presets = 0;
-  if (std::filesystem::is_directory(dir)) {
-    for (const auto& entry : std::filesystem::directory_iterator(dir))
-      if (entry.path().extension() == ".json") {
-        Graph graph = LoadGraph(entry.path().string());
-        PartitionAndCheck(graph, 40);
-        ++presets;
-      }
-  }
-  if (presets == 0) GTEST_SKIP() << "no graph presets in " << dir;
 }
 
 TEST(Partition, FindsSplitPointsBehindFloatingOpsInTrainingGraphs) {
@@ -241,6 +98,69 @@ TEST(Partition, FindsSplitPointsBehindFloatingOpsInTrainingGraphs) {
         EXPECT_EQ(tree.leaf_of_op[U(op)], first);
       }
     }
+  }
+}
+
+// A training step in miniature with every kind of op that hides split points: the first op
+// reads only graph inputs, a mask computed from a buffer is read in both passes, a forward op
+// makes a tensor only the backward pass reads (a saved-for-backward detach, say) and a backward
+// op reads only it, and a chain of two backward ops feeds nothing on the trunk.
+TEST(Partition, BindsMasksSavedTensorBridgesAndSinkChainsSoEveryTrunkOpIsASplitPoint) {
+  enum : OpId { a, b, d, m, c, loss, seed, gc, s1, s2, e, gb, ga, gz };
+  Graph g;
+  const char* names[] = {"a",  "b",  "d",  "m", "c",  "loss", "seed",
+                         "gc", "s1", "s2", "e", "gb", "ga",   "gz"};
+  for (OpId op = a; op <= gz; ++op)
+    g.ops.push_back(Op{op, names[op], op <= loss ? Phase::kForward : Phase::kBackward, {}, {}});
+  auto tensor = [&](OpId producer, std::vector<OpId> consumers, TensorKind kind) {
+    Tensor t;
+    t.ext_id = g.num_tensors();
+    t.size = 100;
+    t.producer = producer;
+    t.consumers = std::move(consumers);
+    t.kind = kind;
+    g.tensors.push_back(t);
+  };
+  tensor(kNoOp, {a}, TensorKind::kInput);
+  tensor(kNoOp, {m}, TensorKind::kInput);  // the buffer the mask comes from
+  tensor(a, {b, ga}, TensorKind::kActivation);
+  tensor(b, {d, c}, TensorKind::kActivation);
+  tensor(d, {e}, TensorKind::kActivation);
+  tensor(m, {c, gc}, TensorKind::kActivation);
+  tensor(c, {loss}, TensorKind::kActivation);
+  tensor(loss, {seed}, TensorKind::kActivation);
+  tensor(seed, {gc}, TensorKind::kGradient);
+  tensor(gc, {s1, gb}, TensorKind::kGradient);
+  tensor(s1, {s2}, TensorKind::kGradient);
+  tensor(s2, {}, TensorKind::kGradient);
+  tensor(e, {gb}, TensorKind::kGradient);
+  tensor(gb, {ga}, TensorKind::kGradient);
+  tensor(ga, {gz}, TensorKind::kGradient);
+  tensor(gz, {}, TensorKind::kGradient);
+  Finalize(g, "bindings");
+  MemoryModel model = BuildMemoryModel(g, 1);
+  for (int limit : {1, 3, 100}) {
+    SubgraphTree tree = PartitionGraph(g, model, g.program_order, {.node_limit = limit});
+    CheckPartitionInvariants(g, model, tree, g.program_order, limit);
+    EXPECT_EQ(tree.insensitive, (std::vector<OpId>{b, c, loss, seed, gc, gb, ga, gz}));
+    EXPECT_EQ(tree.forward_end, loss);
+    EXPECT_EQ(tree.backward_start, seed);
+    auto role = [&](OpId op) { return tree.role[U(op)]; };
+    EXPECT_EQ(role(a), OpRole::kFloatingSource);
+    EXPECT_EQ(role(m), OpRole::kFloatingSource);
+    EXPECT_EQ(role(d), OpRole::kFloatingBridge);
+    EXPECT_EQ(role(e), OpRole::kFloatingBridge);
+    EXPECT_EQ(role(s1), OpRole::kFloatingSink);
+    EXPECT_EQ(role(s2), OpRole::kFloatingSink);
+    // Sources with their first consumer, bridges where the input order has them, sinks with
+    // their latest bound predecessor.
+    auto seg = [&](OpId op) { return tree.segment_of_op[U(op)]; };
+    EXPECT_EQ(seg(a), seg(b));
+    EXPECT_EQ(seg(m), seg(c));
+    EXPECT_EQ(seg(d), seg(b));
+    EXPECT_EQ(seg(e), seg(gc));
+    EXPECT_EQ(seg(s1), seg(gc));
+    EXPECT_EQ(seg(s2), seg(gc));
   }
 }
 
@@ -294,7 +214,7 @@ TEST(Partition, AGraphWithNoSplitPointIsOneLeafFlaggedOverTheLimit) {
   ASSERT_EQ(tree.leaves.size(), 1u);
   EXPECT_TRUE(tree.leaves[0].over_limit);
   EXPECT_EQ(tree.leaves[0].ops, graph.program_order);
-  CheckInvariants(graph, model, tree, graph.program_order, 4);
+  CheckPartitionInvariants(graph, model, tree, graph.program_order, 4);
 }
 
 TEST(Partition, ALimitAboveTheGraphSizeGivesOneLeaf) {
@@ -387,7 +307,7 @@ TEST(WeightUpdateScheduler, DelaysABranchUntilAlphaTimesItsGradientFitsUnderTheE
     EXPECT_EQ(tree.branches.size(), 1u);
     EXPECT_EQ(tree.branches[0].grad_bytes, 60);
     EXPECT_EQ(tree.branches[0].earliest_segment, tree.segment_of_op[U(c.b3)]);
-    CheckInvariants(c.graph, model, tree, c.graph.program_order, params.node_limit);
+    CheckPartitionInvariants(c.graph, model, tree, c.graph.program_order, params.node_limit);
     return std::make_pair(tree.branches[0].segment, tree);
   };
   auto [s1, t1] = segment({.node_limit = 1, .alpha = 1});
