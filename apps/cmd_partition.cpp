@@ -3,6 +3,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
 
 #include "apps/cli.h"
 #include "core/memory_model.h"
@@ -14,6 +15,7 @@ namespace {
 struct PartitionOptions {
   InputOptions input;
   PartitionParams params;
+  std::string updates = "scheduled";
   bool json = false;
 };
 
@@ -42,7 +44,10 @@ std::string Boundary(const Graph& graph, OpId op) {
   return std::to_string(o.ext_id) + " (" + o.name + ")";
 }
 
-int RunPartition(const PartitionOptions& options) {
+int RunPartition(PartitionOptions options) {
+  for (UpdatePlacement p :
+       {UpdatePlacement::kScheduled, UpdatePlacement::kWhenReady, UpdatePlacement::kAtEnd})
+    if (ToString(p) == options.updates) options.params.update_placement = p;
   Graph graph = LoadInput(options.input);
   MemoryModel model = BuildMemoryModel(graph);
   const SubgraphTree tree = PartitionGraph(graph, model, graph.program_order, options.params);
@@ -69,6 +74,7 @@ int RunPartition(const PartitionOptions& options) {
     doc["peak"] = peak;
     doc["phases_inferred"] = tree.phases.inferred;
     doc["alpha"] = tree.alpha;
+    doc["update_placement"] = ToString(options.params.update_placement);
     doc["estimated_peak"] = tree.estimated_peak;
     doc["spine_ops"] = spine;
     doc["insensitive_ops"] = tree.insensitive.size();
@@ -194,6 +200,10 @@ void AddPartitionCommand(CLI::App& app, Action& action) {
   cmd->add_option("--delay-radius", options->params.delay_radius,
                   "Delay only updates whose gradient exceeds this many average tensor sizes")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--updates", options->updates,
+                  "Where weight-update branches run: scheduled (ROAM eqs 4-6), when-ready, at-end")
+      ->check(CLI::IsMember({"scheduled", "when-ready", "at-end"}))
       ->capture_default_str();
   cmd->add_flag("--json", options->json, "Print the tree as one JSON object");
   cmd->callback([options, &action] { action = [options] { return RunPartition(*options); }; });

@@ -493,7 +493,8 @@ class Partitioner {
       branch.grad_bytes = grad;
       int segment = earliest;
       const bool large = average > 0 && static_cast<double>(grad) > params_.delay_radius * average;
-      if (params_.delay_weight_updates && esti_pm > 0 && large) {
+      if (params_.update_placement == UpdatePlacement::kAtEnd) segment = m - 1;
+      if (params_.update_placement == UpdatePlacement::kScheduled && esti_pm > 0 && large) {
         auto mem_used = [&](int s) {
           return static_cast<double>(mem_atvs[U(s)]) + tree_.alpha * static_cast<double>(grad);
         };
@@ -838,6 +839,18 @@ std::string_view ToString(OpRole role) {
       return "floating-bridge";
     case OpRole::kWeightUpdate:
       return "weight-update";
+  }
+  return "";
+}
+
+std::string_view ToString(UpdatePlacement placement) {
+  switch (placement) {
+    case UpdatePlacement::kScheduled:
+      return "scheduled";
+    case UpdatePlacement::kWhenReady:
+      return "when-ready";
+    case UpdatePlacement::kAtEnd:
+      return "at-end";
   }
   return "";
 }

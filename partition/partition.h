@@ -23,6 +23,15 @@
 
 namespace roam {
 
+// Where weight-update branches run (ROAM IV-A "Memory-aware Scheduler for Weight updates").
+enum class UpdatePlacement : std::uint8_t {
+  kScheduled,  // ROAM eqs 4-6: from the segment where it is ready, delayed while it would raise
+               // the estimated peak
+  kWhenReady,  // in the segment where its inputs are ready (no delays)
+  kAtEnd,      // all in the last segment, as optimizer.step() after backward() does
+};
+std::string_view ToString(UpdatePlacement placement);
+
 struct PartitionParams {
   // Leaves hold at most this many ops unless one unsplittable piece is larger (then the leaf
   // says over_limit). The ILP stage's measurements are to set the default.
@@ -34,8 +43,7 @@ struct PartitionParams {
   // ROAM's delay radius r: only branches whose gradient is more than r times the average
   // planned storage size are ever delayed.
   double delay_radius = 1.0;
-  // false: every weight-update branch runs in the segment where its inputs become ready.
-  bool delay_weight_updates = true;
+  UpdatePlacement update_placement = UpdatePlacement::kScheduled;
 };
 
 // ---- Building blocks (exposed for tests and later stages) ----

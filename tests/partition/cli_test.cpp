@@ -54,5 +54,20 @@ TEST(PartitionCli, TextModeNamesEveryNodeAndAMissingFileExitsWithTwo) {
   EXPECT_EQ(testing::RunRoam({"partition", path, "--node-limit", "0"}).exit_code, 2);
 }
 
+TEST(PartitionCli, PlansAConfigWithTheChosenUpdatePlacementAndRejectsAnUnknownOne) {
+  const std::string config = std::string(ROAM_CONFIGS_DIR) + "/gpt2-small.yaml";
+  testing::CommandResult r = testing::RunRoam(
+      {"partition", config, "--set", "model.n_layer=2", "--updates", "at-end", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["update_placement"], "at-end");
+  EXPECT_GT(doc["insensitive_ops"].get<int>(), 20);
+  EXPECT_GT(doc["floating_bridges"].get<int>(), 0);
+  for (const auto& leaf : doc["leaves"]) EXPECT_FALSE(leaf["over_limit"].get<bool>());
+  testing::CommandResult bad = testing::RunRoam({"partition", config, "--updates", "later"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--updates"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace roam

@@ -317,8 +317,12 @@ TEST(WeightUpdateScheduler, DelaysABranchUntilAlphaTimesItsGradientFitsUnderTheE
   // A radius above the gradient's size ratio (60 / average 50.1) keeps it where it is ready.
   auto [s_r, t_r] = segment({.node_limit = 1, .alpha = 3, .delay_radius = 2});
   EXPECT_EQ(s_r, t_r.segment_of_op[U(c.b3)]);
-  auto [s_off, t_off] = segment({.node_limit = 1, .alpha = 3, .delay_weight_updates = false});
+  auto [s_off, t_off] =
+      segment({.node_limit = 1, .alpha = 3, .update_placement = UpdatePlacement::kWhenReady});
   EXPECT_EQ(s_off, t_off.segment_of_op[U(c.b3)]);
+  auto [s_end, t_end] =
+      segment({.node_limit = 1, .alpha = 1, .update_placement = UpdatePlacement::kAtEnd});
+  EXPECT_EQ(s_end, t_end.num_segments - 1);
 }
 
 TEST(WeightUpdateScheduler, InfersAlphaFromTheOptimizerOps) {
