@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   AddEvaluateCommand(app, action);
   AddValidateCommand(app, action);
   AddExportGraphCommand(app, action);
+  AddPartitionCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
