@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   Action action;
   AddEvaluateCommand(app, action);
   AddValidateCommand(app, action);
+  AddLayoutCommand(app, action);
+  AddOptimizeCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
