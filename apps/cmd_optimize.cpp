@@ -17,8 +17,7 @@ struct OptimizeOptions {
   std::string mode;
   double time_limit_s = 60.0;
   Bytes alignment = kDefaultAlignment;
-  // Warm start of the order ILP. "program" until the baseline heuristics land in main.
-  std::string warm_order = "program";
+  std::string warm_order = "heuristic";  // warm start of the order ILP
 };
 
 SummaryExtra Part(const std::string& key, const ilp::PartReport& part, const char* what) {
@@ -78,6 +77,11 @@ void AddOptimizeCommand(CLI::App& app, Action& action) {
   cmd->add_option("--alignment", options->alignment,
                   "Round sizes and offsets to a multiple of this many bytes")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  std::vector<std::string> orders(OrderNames().begin(), OrderNames().end());
+  cmd->add_option("--warm-order", options->warm_order,
+                  "Baseline order the order ILP starts from (and falls back to)")
+      ->check(CLI::IsMember(orders))
       ->capture_default_str();
   AddPlanOutputOptions(*cmd, options->output);
   cmd->callback([options, &action] { action = [options] { return RunOptimize(*options); }; });

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "baseline/layouts.h"
+
 namespace roam::ilp {
 namespace {
 
@@ -162,6 +164,10 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
   // Warm start: the caller's, or the greedy one; it must honour the pinned offsets.
   std::vector<Bytes> warm = warm_start ? std::vector<Bytes>(warm_start->begin(), warm_start->end())
                                        : GreedyLayout(intervals, alignment, params.pinned_bottom);
+  if (!warm_start && params.pinned_bottom.empty()) {  // best-fit knows nothing of pins
+    std::vector<Bytes> best_fit = PlaceBuffers("best-fit", intervals, alignment);
+    if (LayoutHeight(intervals, best_fit) < LayoutHeight(intervals, warm)) warm = best_fit;
+  }
   if (std::string problem = CheckLayout(intervals, warm, alignment); !problem.empty())
     throw std::invalid_argument("layout ILP: invalid warm start: " + problem);
   std::vector<std::int64_t> fixed(U(n), -1);  // pinned offsets, in units once unit is known
