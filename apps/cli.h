@@ -19,6 +19,8 @@ using Action = std::function<int()>;
 
 void AddEvaluateCommand(CLI::App& app, Action& action);
 void AddValidateCommand(CLI::App& app, Action& action);
+void AddExportGraphCommand(CLI::App& app, Action& action);
+void AddPartitionCommand(CLI::App& app, Action& action);
 void AddLayoutCommand(CLI::App& app, Action& action);
 void AddOptimizeCommand(CLI::App& app, Action& action);
 

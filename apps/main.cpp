@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   Action action;
   AddEvaluateCommand(app, action);
   AddValidateCommand(app, action);
+  AddExportGraphCommand(app, action);
+  AddPartitionCommand(app, action);
   AddLayoutCommand(app, action);
   AddOptimizeCommand(app, action);
   try {
