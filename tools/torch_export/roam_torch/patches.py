@@ -1,0 +1,171 @@
+"""Corrections to PyTorch 1.13's fake-tensor tracing so a trace matches an eager CUDA step.
+
+Each function here fixes one known difference between what make_fx records on a CPU-only
+Debian build and what eager PyTorch runs on a GPU (docs/torch-export.md, "Pitfalls"):
+
+- register_convolution_backward_meta(): 1.13 has no meta kernel for aten.convolution_backward,
+  so fake tracing either fails or (with fallback kernels) runs real convolutions on zeros.
+- keep_eager_granularity(): make_fx calls OpOverload.decompose() on every op that also has a
+  CompositeImplicitAutograd kernel, splitting ops such as silu_backward that eager runs as one
+  kernel.
+- cuda_dropout(): on CPU, F.dropout runs bernoulli_ on a float mask; CUDA runs the fused
+  native_dropout with a bool mask.
+- UNDECLARED_WRITES: ops that mutate inputs their schema does not mark as written.
+"""
+
+import contextlib
+import threading
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+aten = torch.ops.aten
+
+_has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+
+# ---------------------------------------------------------------------------------------------
+# convolution_backward meta kernel
+
+_META_LIB = None
+_META_LOCK = threading.Lock()
+
+
+def _convolution_backward_meta(grad_output, input, weight, bias_sizes, stride, padding,
+                               dilation, transposed, output_padding, groups, output_mask):
+    # Gradients have the shapes (and, like the CUDA kernels, the memory format) of what they
+    # differentiate; outputs not asked for are undefined, as in eager.
+    grad_input = torch.empty_like(input) if output_mask[0] else None
+    grad_weight = torch.empty_like(weight) if output_mask[1] else None
+    grad_bias = None
+    if output_mask[2]:
+        if bias_sizes is None:
+            raise RuntimeError("convolution_backward: output_mask asks for a bias gradient "
+                               "but bias_sizes is None")
+        grad_bias = grad_output.new_empty([int(s) for s in bias_sizes])
+    return grad_input, grad_weight, grad_bias
+
+
+def register_convolution_backward_meta():
+    """Registers a Meta kernel for aten.convolution_backward once per process.
+
+    Returns True when this call registered it, False when a Meta kernel already existed (a
+    later PyTorch, or an earlier call).
+    """
+    global _META_LIB
+    with _META_LOCK:
+        if _has_kernel("aten::convolution_backward", "Meta"):
+            return False
+        lib = torch.library.Library("aten", "IMPL", "Meta")
+        lib.impl("convolution_backward", _convolution_backward_meta)
+        _META_LIB = lib  # the registration lives as long as the Library object
+        return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Eager granularity
+
+def runs_as_one_kernel(op):
+    """True when eager runs op as its own backend kernel even though it also has a
+    CompositeImplicitAutograd decomposition (e.g. aten.silu_backward).
+
+    Debian's PyTorch is CPU-only, so the CPU registration stands in for CUDA's: the two are
+    generated together for structured kernels.
+    """
+    name = op.name()
+    return _has_kernel(name, "CPU") or _has_kernel(name, "CUDA")
+
+
+@contextlib.contextmanager
+def keep_eager_granularity(kept=None):
+    """While active, OpOverload.decompose() declines ops that eager runs as one kernel.
+
+    make_fx's proxy_call decomposes every op that has a CompositeImplicitAutograd kernel. An op
+    only reaches the tracer with such a kernel when autograd did not already decompose it, i.e.
+    when it has a backend kernel that eager would run whole. Ops in `kept` (a set, optional)
+    collect the names that were kept whole.
+    """
+    original = torch._ops.OpOverload.decompose
+
+    def decompose(self, *args, **kwargs):
+        would_split = (torch._C.DispatchKey.CompositeImplicitAutograd in self.py_kernels or
+                       _has_kernel(self.name(), "CompositeImplicitAutograd"))
+        if would_split and runs_as_one_kernel(self):
+            if kept is not None:
+                kept.add(str(self))
+            return NotImplemented
+        return original(self, *args, **kwargs)
+
+    torch._ops.OpOverload.decompose = decompose
+    try:
+        yield
+    finally:
+        torch._ops.OpOverload.decompose = original
+
+
+# ---------------------------------------------------------------------------------------------
+# Dropout in its CUDA form
+
+def _dropout_args(input, p=0.5, training=True, inplace=False):
+    return input, p, training, inplace
+
+
+class CudaDropout(TorchFunctionMode):
+    """Routes F.dropout to aten.native_dropout, the fused kernel eager CUDA runs.
+
+    ATen's dropout() calls native_dropout when the input is on CUDA, 0 < p < 1, the input is
+    non-empty and the call is not in place (dropout_ always takes the bernoulli_ path); on CPU
+    it multiplies by a bernoulli_ float mask instead. This reproduces the CUDA decision.
+    """
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is F.dropout:
+            x, p, training, inplace = _dropout_args(*args, **kwargs)
+            if training and not inplace and 0.0 < p < 1.0 and x.numel() > 0:
+                return aten.native_dropout.default(x, p, True)[0]
+        return func(*args, **kwargs)
+
+
+def cuda_dropout():
+    return CudaDropout()
+
+
+# ---------------------------------------------------------------------------------------------
+# Writes a schema does not declare
+
+def _batch_norm_writes(args, kwargs):
+    # native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    training = args[5] if len(args) > 5 else kwargs.get("training")
+    if not training:
+        return []
+    return [args[i] for i in (3, 4) if len(args) > i and args[i] is not None]
+
+
+# op -> function(args, kwargs) returning the tensor arguments the op writes although its
+# schema has no Tensor(a!) annotation for them. tests/torch_export checks every entry against
+# a real run, and audits whole traced steps for writes missing from this table.
+UNDECLARED_WRITES = {
+    aten.native_batch_norm.default: _batch_norm_writes,
+}
+
+
+def written_arguments(op, args, kwargs):
+    """The arguments (tensors, or fx Nodes standing for them) that op writes: those its schema
+    marks Tensor(a!) plus the known undeclared writes. None arguments are skipped."""
+    out = []
+    for i, arg in enumerate(op._schema.arguments):
+        info = arg.alias_info
+        if info is None or not info.is_write:
+            continue
+        value = args[i] if i < len(args) else kwargs.get(arg.name)
+        if isinstance(value, (list, tuple)):
+            out.extend(v for v in value if v is not None)
+        elif value is not None:
+            out.append(value)
+    extra = UNDECLARED_WRITES.get(op)
+    if extra is not None:
+        for value in extra(args, kwargs):
+            if not any(value is v for v in out):
+                out.append(value)
+    return out
