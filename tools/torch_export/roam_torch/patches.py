@@ -3,8 +3,9 @@
 Each function here fixes one known difference between what make_fx records on a CPU-only
 Debian build and what eager PyTorch runs on a GPU (docs/torch-export.md, "Pitfalls"):
 
-- register_convolution_backward_meta(): 1.13 has no meta kernel for aten.convolution_backward,
-  so fake tracing either fails or (with fallback kernels) runs real convolutions on zeros.
+- register_missing_meta_kernels(): 1.13 has no meta kernel for aten.convolution_backward (and
+  _adaptive_avg_pool2d_backward), so fake tracing either fails or, with fallback kernels,
+  runs real convolutions on zeros.
 - keep_eager_granularity(): make_fx calls OpOverload.decompose() on every op that also has a
   CompositeImplicitAutograd kernel, splitting ops such as silu_backward that eager runs as one
   kernel.
@@ -25,7 +26,7 @@ aten = torch.ops.aten
 _has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
 
 # ---------------------------------------------------------------------------------------------
-# convolution_backward meta kernel
+# Missing meta kernels
 
 _META_LIB = None
 _META_LOCK = threading.Lock()
@@ -46,20 +47,38 @@ def _convolution_backward_meta(grad_output, input, weight, bias_sizes, stride, p
     return grad_input, grad_weight, grad_bias
 
 
-def register_convolution_backward_meta():
-    """Registers a Meta kernel for aten.convolution_backward once per process.
+def _adaptive_avg_pool2d_backward_meta(grad_output, self):
+    # The CPU and CUDA kernels allocate the gradient like the input, in the input's suggested
+    # memory format (channels-last when it is laid out so, else contiguous).
+    channels_last = (self.dim() == 4 and not self.is_contiguous() and
+                     self.is_contiguous(memory_format=torch.channels_last))
+    return torch.empty_like(self, memory_format=torch.channels_last if channels_last
+                            else torch.contiguous_format)
 
-    Returns True when this call registered it, False when a Meta kernel already existed (a
-    later PyTorch, or an earlier call).
-    """
+
+# aten op name -> meta kernel, for ops PyTorch 1.13 ships without one. Found by tracing every
+# torchvision classification model with fallback kernels allowed and recording the fallbacks.
+MISSING_META_KERNELS = {
+    "convolution_backward": _convolution_backward_meta,
+    "_adaptive_avg_pool2d_backward": _adaptive_avg_pool2d_backward_meta,
+}
+
+
+def register_missing_meta_kernels():
+    """Registers a Meta kernel for each op in MISSING_META_KERNELS that lacks one, once per
+    process. Returns the names registered by this call (none when a later PyTorch has them,
+    or after the first call)."""
     global _META_LIB
+    registered = []
     with _META_LOCK:
-        if _has_kernel("aten::convolution_backward", "Meta"):
-            return False
-        lib = torch.library.Library("aten", "IMPL", "Meta")
-        lib.impl("convolution_backward", _convolution_backward_meta)
-        _META_LIB = lib  # the registration lives as long as the Library object
-        return True
+        for name, kernel in MISSING_META_KERNELS.items():
+            if _has_kernel(f"aten::{name}", "Meta"):
+                continue
+            if _META_LIB is None:
+                _META_LIB = torch.library.Library("aten", "IMPL", "Meta")
+            _META_LIB.impl(name, kernel)  # lives as long as the Library object
+            registered.append(name)
+    return registered
 
 
 # ---------------------------------------------------------------------------------------------
@@ -110,21 +129,29 @@ def _dropout_args(input, p=0.5, training=True, inplace=False):
     return input, p, training, inplace
 
 
-class CudaDropout(TorchFunctionMode):
-    """Routes F.dropout to aten.native_dropout, the fused kernel eager CUDA runs.
+def native_dropout_for(func, args, kwargs):
+    """If func(*args, **kwargs) is an F.dropout call that eager CUDA runs as the fused kernel,
+    returns its result computed with aten.native_dropout; otherwise None.
 
     ATen's dropout() calls native_dropout when the input is on CUDA, 0 < p < 1, the input is
     non-empty and the call is not in place (dropout_ always takes the bernoulli_ path); on CPU
     it multiplies by a bernoulli_ float mask instead. This reproduces the CUDA decision.
     """
+    if func is not F.dropout:
+        return None
+    x, p, training, inplace = _dropout_args(*args, **kwargs)
+    if training and not inplace and 0.0 < p < 1.0 and x.numel() > 0:
+        return aten.native_dropout.default(x, p, True)[0]
+    return None
+
+
+class CudaDropout(TorchFunctionMode):
+    """Routes F.dropout to aten.native_dropout, the fused kernel eager CUDA runs."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func is F.dropout:
-            x, p, training, inplace = _dropout_args(*args, **kwargs)
-            if training and not inplace and 0.0 < p < 1.0 and x.numel() > 0:
-                return aten.native_dropout.default(x, p, True)[0]
-        return func(*args, **kwargs)
+        out = native_dropout_for(func, args, kwargs)
+        return func(*args, **kwargs) if out is None else out
 
 
 def cuda_dropout():

@@ -225,27 +225,34 @@ class _PhaseTracer(proxy_tensor.PythonKeyTracer):
             self.host_depth -= 1
 
 
-class _ExplicitDetach(TorchFunctionMode):
-    """Tags the aten.detach nodes that Python code asked for (Tensor.detach, torch.detach).
+class _TorchFunctionHooks(TorchFunctionMode):
+    """The Python-level hooks of a trace, in one mode (each mode costs a Python call on every
+    torch function): dropout in its CUDA form, and tags on explicit detach calls.
 
-    Every other aten.detach in a fake trace is an artifact: autograd shallow-copies the tensors
-    it saves or passes on, and for a Python tensor subclass such as FakeTensor that copy is
-    dispatched as aten.detach. Eager runs on plain tensors do not dispatch it (the autograd
-    profiler records no aten::detach in an eager step), so export_graph drops those nodes.
+    Every aten.detach that Python code did not ask for (Tensor.detach, torch.detach) is an
+    artifact: autograd shallow-copies the tensors it saves or passes on, and for a Python tensor
+    subclass such as FakeTensor that copy is dispatched as aten.detach. Eager runs on plain
+    tensors do not dispatch it (the autograd profiler records no aten::detach in an eager
+    step), so export_graph drops the untagged ones.
     """
 
-    def __init__(self, tracer):
+    def __init__(self, tracer, cuda_dropout):
         super().__init__()
         self.tracer = tracer
+        self.cuda_dropout = cuda_dropout
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in (torch.Tensor.detach, torch.detach):
+        if func is torch.Tensor.detach or func is torch.detach:
             self.tracer.explicit_depth += 1
             try:
                 return func(*args, **kwargs)
             finally:
                 self.tracer.explicit_depth -= 1
+        if self.cuda_dropout:
+            out = patches.native_dropout_for(func, args, kwargs)
+            if out is not None:
+                return out
         return func(*args, **kwargs)
 
 
@@ -300,9 +307,13 @@ class TracedStep:
     kept_whole: set = field(default_factory=set)  # ops kept at eager granularity
 
 
-def trace_module_step(spec: StepSpec, inputs: StepInputs, fake_mode) -> TracedStep:
-    """Traces training_step over inputs, whose tensors must belong to fake_mode."""
-    patches.register_convolution_backward_meta()
+def trace_module_step(spec: StepSpec, inputs: StepInputs, fake_mode,
+                      eager_granularity=True) -> TracedStep:
+    """Traces training_step over inputs, whose tensors must belong to fake_mode.
+
+    eager_granularity=False leaves make_fx's decompositions in place (tests show the pitfall).
+    """
+    patches.register_missing_meta_kernels()
     tracer = _PhaseTracer()
     mode = _StrictProxyMode(tracer)
 
@@ -316,11 +327,13 @@ def trace_module_step(spec: StepSpec, inputs: StepInputs, fake_mode) -> TracedSt
     fn = proxy_tensor.fake_signature(step, len(flat))
     placeholders = tuple(fx.PH for _ in flat)
     kept = set()
-    dropout = patches.cuda_dropout() if spec.dropout_form == "cuda" else contextlib.nullcontext()
+    granularity = patches.keep_eager_granularity(kept) if eager_granularity else \
+        contextlib.nullcontext()
+    hooks = _TorchFunctionHooks(tracer, cuda_dropout=spec.dropout_form == "cuda")
     try:
-        with proxy_tensor.decompose({}), patches.keep_eager_granularity(kept), fake_mode, \
-                mode.sym_mode, mode, proxy_tensor.disable_autocast_cache(), dropout, \
-                _profiler_on_host(tracer), _ExplicitDetach(tracer):
+        with proxy_tensor.decompose({}), granularity, fake_mode, \
+                mode.sym_mode, mode, proxy_tensor.disable_autocast_cache(), hooks, \
+                _profiler_on_host(tracer):
             gm = proxy_tensor.dispatch_trace(proxy_tensor.wrap_key(fn, flat, tracer),
                                              tracer=tracer, concrete_args=placeholders)
     except (RuntimeError, ValueError, AssertionError, NotImplementedError, TypeError) as e:
@@ -330,11 +343,76 @@ def trace_module_step(spec: StepSpec, inputs: StepInputs, fake_mode) -> TracedSt
                       kept_whole=kept)
 
 
+@contextlib.contextmanager
+def _parameters_on_meta():
+    """While active, new Parameters and registered buffers move to the meta device, so a model
+    can be constructed with real arithmetic on its configuration but no real weights."""
+    original_new = nn.Parameter.__new__
+    original_register = nn.Module.register_buffer
+
+    def new(cls, data=None, requires_grad=True):
+        if data is not None and data.device.type != "meta":
+            data = data.to("meta")
+        return original_new(cls, data, requires_grad)
+
+    def register_buffer(self, name, tensor, persistent=True):
+        if tensor is not None and tensor.device.type != "meta":
+            tensor = tensor.to("meta")
+        return original_register(self, name, tensor, persistent)
+
+    nn.Parameter.__new__ = staticmethod(new)
+    nn.Module.register_buffer = register_buffer
+    try:
+        yield
+    finally:
+        nn.Parameter.__new__ = staticmethod(original_new)
+        nn.Module.register_buffer = original_register
+
+
+def _meta_to_fake(model, fake_mode):
+    """Replaces meta parameters and buffers by fake ones (tied parameters stay tied)."""
+    convert = fake_mode.fake_tensor_converter
+    cpu = torch.device("cpu")
+    memo = {}
+    for module in model.modules():
+        for name, p in list(module._parameters.items()):
+            if p is not None:
+                if id(p) not in memo:
+                    memo[id(p)] = nn.Parameter(convert(fake_mode, p.data, cpu),
+                                               requires_grad=p.requires_grad)
+                module._parameters[name] = memo[id(p)]
+        for name, b in list(module._buffers.items()):
+            if b is not None:
+                if id(b) not in memo:
+                    memo[id(b)] = convert(fake_mode, b, cpu)
+                module._buffers[name] = memo[id(b)]
+    return model
+
+
+def build_fake_model(spec: StepSpec, fake_mode) -> nn.Module:
+    """The model with fake parameters and buffers.
+
+    Constructing under fake_mode is enough for most models. Some compute their structure from
+    tensor values (RegNet derives its widths with torch ops and .tolist()), which fake tensors
+    cannot provide; those are built with real arithmetic and meta weights, then faked.
+    """
+    try:
+        with fake_mode:
+            return build_model(spec)
+    except RuntimeError as fake_error:
+        try:
+            with _parameters_on_meta():
+                model = build_model(spec)
+        except Exception:
+            raise fake_error from None
+        return _meta_to_fake(model, fake_mode)
+
+
 def trace_step(spec: StepSpec) -> TracedStep:
     """Builds the model, batch and optimizer state as fake tensors and traces one step."""
     fake_mode = FakeTensorMode(allow_fallback_kernels=False)
+    model = build_fake_model(spec, fake_mode)
     with fake_mode:
-        model = build_model(spec)
         batch = make_batch(spec)
         opt_state = make_optimizer_state(spec, [p for p in model.parameters()])
     inputs = collect_inputs(spec, model, batch, opt_state)
