@@ -15,8 +15,38 @@ namespace roam {
 // "pytorch" (caching-allocator simulation), "llfb", "best-fit".
 std::span<const std::string_view> LayoutNames();
 
-// Throws InputError for an unknown name.
+// Throws InputError for an unknown name or a non-positive alignment. Deterministic.
 std::vector<Bytes> PlaceBuffers(std::string_view name, std::span<const Interval> intervals,
                                 Bytes alignment);
+
+// The greedy placement behind llfb and best-fit, in a given order of interval indices: each
+// interval goes to the smallest gap between the already placed intervals it shares a step
+// with that holds it (ties: lowest offset), at the gap's bottom; with no such gap, right above
+// the highest of them. Offsets are rounded up to the alignment. Intervals not in order get 0.
+std::vector<Bytes> GreedyBestFitPlacement(std::span<const Interval> intervals,
+                                          std::span<const size_t> order, Bytes alignment);
+
+// The constants of PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp) with
+// its default configuration. Requests are rounded up to lcm(min_block_size, alignment).
+struct PytorchAllocatorParams {
+  Bytes min_block_size = 512;        // kMinBlockSize: rounding and small-pool split
+  Bytes small_size = 1 << 20;        // kSmallSize: largest small-pool request; a large
+                                     // block is split only if more than this is left
+  Bytes small_segment = 2 << 20;     // kSmallBuffer: small-pool segment
+  Bytes large_segment = 20 << 20;    // kLargeBuffer: segment for requests < min_large_alloc
+  Bytes min_large_alloc = 10 << 20;  // kMinLargeAlloc
+  Bytes round_large = 2 << 20;       // kRoundLarge: rounding of larger segments
+};
+
+struct PytorchLayout {
+  std::vector<Bytes> offsets;  // one per interval: its block's address in the arena
+  Bytes reserved = 0;          // bytes of all segments, the allocator's peak reserved memory
+};
+
+// Runs the allocator over the intervals: at each step, first the allocations of the intervals
+// starting there, then the frees of those ending there, each in index order. Segments are
+// never released and are laid end to end in creation order.
+PytorchLayout SimulatePytorchAllocator(std::span<const Interval> intervals, Bytes alignment,
+                                       const PytorchAllocatorParams& params = {});
 
 }  // namespace roam

@@ -141,7 +141,11 @@ void WriteFileAtomically(const std::string& path, std::string_view content) {
   namespace fs = std::filesystem;
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  // Built by appending: GCC 12 at -O3 warns (-Wrestrict, a false positive) on "." + string.
+  std::string name = ".";
+  name += target.filename().string();
+  name += ".tmp.XXXXXX";
+  std::string tmpl = (dir / name).string();
   int fd = mkstemp(tmpl.data());
   if (fd < 0) throw InputError(path + ": cannot create output file: " + std::strerror(errno));
   const char* data = content.data();

@@ -34,6 +34,7 @@ MemoryModel BuildMemoryModel(const Graph& graph, Bytes alignment) {
     const Tensor& root = graph.tensors[U(t)];
     Storage s;
     s.root = t;
+    s.members.push_back(t);  // root first
     s.size = AlignUp(root.size, alignment);
     s.persistent = root.producer == kNoOp;
     model.storage_of[U(t)] = static_cast<StorageId>(model.storages.size());
@@ -48,7 +49,6 @@ MemoryModel BuildMemoryModel(const Graph& graph, Bytes alignment) {
   }
   for (StorageId sid = 0; sid < static_cast<StorageId>(model.storages.size()); ++sid) {
     Storage& s = model.storages[U(sid)];
-    s.members.insert(s.members.begin(), s.root);
     if (s.persistent) model.persistent_bytes += s.size;
     if (s.planned()) model.planned.push_back(sid);
   }

@@ -1,0 +1,172 @@
+// Loading, evaluating (baseline orders and layouts) and validating a 15,000-op training graph.
+//
+// The graph is generated once (perf/training_graph.h), written to a JSON file in the temporary
+// directory, and every benchmark starts from that file's text or its parsed graph.
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <string>
+
+#include "baseline/layouts.h"
+#include "baseline/orders.h"
+#include "core/io.h"
+#include "core/plan.h"
+#include "perf/training_graph.h"
+
+namespace roam::perf {
+namespace {
+
+constexpr int kOps = 15000;
+
+struct Fixture {
+  std::string path;
+  std::string json;
+  Graph graph;
+  MemoryModel model;
+  std::vector<Interval> program_intervals;  // the layout problem of the program order
+  Plan plan;                                // program order + pytorch layout
+};
+
+const Fixture& Get() {
+  static const Fixture fixture = [] {
+    Fixture f;
+    TrainingGraphParams params;
+    params.blocks = BlocksForOps(kOps);
+    f.path = (std::filesystem::temp_directory_path() / "roam_perf_training.graph.json").string();
+    WriteFileAtomically(f.path, GraphToJson(TrainingGraph(params)));
+    f.json = ReadFile(f.path);
+    f.graph = ParseGraph(f.json, f.path);
+    f.model = BuildMemoryModel(f.graph);
+    f.program_intervals =
+        PlannedIntervals(f.model, ComputeLifetimes(f.graph, f.model, f.graph.program_order));
+    f.plan = AssemblePlan(f.graph, f.model, f.graph.program_order,
+                          PlaceBuffers("pytorch", f.program_intervals, f.model.alignment), 0.0);
+    return f;
+  }();
+  return fixture;
+}
+
+void Counters(benchmark::State& state) {
+  state.counters["ops"] = Get().graph.num_ops();
+  state.counters["buffers"] = static_cast<double>(Get().model.planned.size());
+}
+
+void BM_ParseGraph(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(ParseGraph(Get().json, Get().path));
+  Counters(state);
+}
+
+void BM_BuildMemoryModel(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(BuildMemoryModel(Get().graph));
+  Counters(state);
+}
+
+void BM_Order(benchmark::State& state, std::string_view name) {
+  std::vector<OpId> order;
+  for (auto _ : state) {
+    order = ScheduleOrder(name, Get().graph, Get().model);
+    benchmark::DoNotOptimize(order);
+  }
+  Counters(state);
+  state.counters["theoretical_MiB"] =
+      static_cast<double>(TheoreticalPeak(Get().graph, Get().model, order)) / (1 << 20);
+}
+
+void BM_Layout(benchmark::State& state, std::string_view name) {
+  const auto& intervals = Get().program_intervals;
+  Bytes height = 0;
+  for (auto _ : state) {
+    auto offsets = PlaceBuffers(name, intervals, Get().model.alignment);
+    height = LayoutHeight(intervals, offsets);
+    benchmark::DoNotOptimize(offsets);
+  }
+  Counters(state);
+  state.counters["actual_MiB"] = static_cast<double>(height) / (1 << 20);
+  state.counters["live_MiB"] = static_cast<double>(MaxLiveBytes(intervals)) / (1 << 20);
+}
+
+// The layout problem at GPT-2 XL training scale (~25,000 buffers), program order.
+const std::vector<Interval>& LargeIntervals() {
+  static const std::vector<Interval> intervals = [] {
+    TrainingGraphParams params;
+    params.blocks = 450;
+    Graph graph = TrainingGraph(params);
+    MemoryModel model = BuildMemoryModel(graph);
+    return PlannedIntervals(model, ComputeLifetimes(graph, model, graph.program_order));
+  }();
+  return intervals;
+}
+
+void BM_LargeLayout(benchmark::State& state, std::string_view name) {
+  const auto& intervals = LargeIntervals();
+  Bytes height = 0;
+  for (auto _ : state) {
+    auto offsets = PlaceBuffers(name, intervals, kDefaultAlignment);
+    height = LayoutHeight(intervals, offsets);
+    benchmark::DoNotOptimize(offsets);
+  }
+  state.counters["buffers"] = static_cast<double>(intervals.size());
+  state.counters["actual_MiB"] = static_cast<double>(height) / (1 << 20);
+  state.counters["live_MiB"] = static_cast<double>(MaxLiveBytes(intervals)) / (1 << 20);
+}
+
+void BM_ValidatePlan(benchmark::State& state) {
+  for (auto _ : state) {
+    std::string problem = ValidatePlan(Get().graph, Get().plan);
+    if (!problem.empty()) state.SkipWithError(problem.c_str());
+    benchmark::DoNotOptimize(problem);
+  }
+  Counters(state);
+}
+
+// What `roam evaluate FILE --order O --layout L` does: read and parse the file, build the
+// model, order, lay out, assemble and validate the plan.
+void BM_EndToEnd(benchmark::State& state, std::string_view order_name,
+                 std::string_view layout_name) {
+  for (auto _ : state) {
+    Graph graph = LoadGraph(Get().path);
+    MemoryModel model = BuildMemoryModel(graph);
+    std::vector<OpId> order = ScheduleOrder(order_name, graph, model);
+    auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, order));
+    auto offsets = PlaceBuffers(layout_name, intervals, model.alignment);
+    Plan plan = AssemblePlan(graph, model, std::move(order), offsets, 0.0);
+    std::string problem = ValidatePlan(graph, plan);
+    if (!problem.empty()) state.SkipWithError(problem.c_str());
+    benchmark::DoNotOptimize(plan);
+  }
+  Counters(state);
+}
+
+void Register() {
+  Get();  // generate, write and parse the graphs before any timing starts
+  LargeIntervals();
+  benchmark::RegisterBenchmark("ParseGraph", BM_ParseGraph)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BuildMemoryModel", BM_BuildMemoryModel)
+      ->Unit(benchmark::kMillisecond);
+  for (std::string_view name : OrderNames())
+    benchmark::RegisterBenchmark(("Order/" + std::string(name)).c_str(), BM_Order, name)
+        ->Unit(benchmark::kMillisecond);
+  for (std::string_view name : LayoutNames())
+    benchmark::RegisterBenchmark(("Layout/" + std::string(name)).c_str(), BM_Layout, name)
+        ->Unit(benchmark::kMillisecond);
+  for (std::string_view name : LayoutNames())
+    benchmark::RegisterBenchmark(("LargeLayout/" + std::string(name)).c_str(), BM_LargeLayout, name)
+        ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("ValidatePlan", BM_ValidatePlan)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("EndToEnd/program/pytorch", BM_EndToEnd, "program", "pytorch")
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("EndToEnd/heuristic/llfb", BM_EndToEnd, "heuristic", "llfb")
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+}  // namespace roam::perf
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  roam::perf::Register();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
