@@ -21,6 +21,7 @@ model:
   n_embd: 16
   n_head: 4
   seq_len: 8
+  n_positions: 8
   vocab: 37
   batch: 2
   dropout: 0.1
@@ -84,6 +85,21 @@ class ExportedGraphs(unittest.TestCase):
         weights = sum(x["size"] for x in graph["tensors"]
                       if x["producer"] is None and x["kind"] == "weight")
         self.assertEqual(weights // 4, expected)
+
+    def test_image_family_configs_trace_the_torchvision_model(self):
+        d = s.temp_dir(self)
+        config = os.path.join(d, "resnet18.yaml")
+        with open(config, "w", encoding="utf-8") as f:
+            f.write("model:\n  family: resnet\n  depth: 18\n  image_size: 32\n"
+                    "  num_classes: 1000\n  batch: 2\ntraining:\n  optimizer: sgd\n"
+                    "  momentum: 0.9\n")
+        _, _, graph = self.export("--config", config)
+        self.assertEqual(graph["name"], "resnet18")
+        weights = [t["size"] for t in graph["tensors"]
+                   if t["producer"] is None and t["kind"] == "weight"]
+        self.assertEqual(sum(weights) // 4, 11_689_512)
+        opt = [op["name"] for op in graph["ops"] if op["phase"] == "optimizer"]
+        self.assertEqual(opt, ["aten.mul_", "aten.add_", "aten.add_"] * 62)
 
     def test_sgd_without_momentum_has_one_update_per_parameter(self):
         _, _, graph = self.export("--model", "alexnet", "--batch", "1", "--image-size", "64",
@@ -188,9 +204,23 @@ class BadInput(unittest.TestCase):
         path = self.config(GPT_CONFIG.replace("n_layer: 2", "n_layer: 0"))
         self.expect_error(["--config", path], "model.n_layer", "positive")
 
-    def test_config_other_family(self):
+    def test_config_key_of_another_family(self):
         path = self.config(GPT_CONFIG.replace("family: gpt2", "family: resnet"))
+        self.expect_error(["--config", path], "model.n_layer", "does not apply to family resnet")
+
+    def test_config_family_without_a_pytorch_model(self):
+        path = self.config("model:\n  family: bert\n  n_layer: 2\n")
+        self.expect_error(["--config", path], "model.family", "bert", "no PyTorch model")
+
+    def test_config_unknown_family(self):
+        path = self.config("model:\n  family: resnett\n")
         self.expect_error(["--config", path], "model.family", "resnet")
+
+    def test_config_key_of_another_optimizer(self):
+        path = self.config(GPT_CONFIG.replace("optimizer: adam",
+                                              "optimizer: adam\n  momentum: 0.9"))
+        self.expect_error(["--config", path], "training.momentum",
+                          "does not apply to optimizer adam")
 
     def test_config_unknown_optimizer(self):
         path = self.config(GPT_CONFIG.replace("optimizer: adam", "optimizer: adamm"))

@@ -30,7 +30,8 @@ def parse_args(argv):
     what.add_argument("--model", metavar="NAME",
                       help="a torchvision classification model, e.g. resnet18 (see --list)")
     what.add_argument("--config", metavar="CONFIG.yaml",
-                      help="a roam YAML config with model.family gpt2 (docs/configs.md)")
+                      help="a roam YAML config (docs/configs.md): gpt2 traces the built-in "
+                           "nanoGPT model, image families their torchvision model")
     what.add_argument("--list", action="store_true", help="list the torchvision models")
     p.add_argument("--batch", type=int, metavar="N",
                    help="batch size (default 32 for --model; overrides model.batch)")
@@ -40,9 +41,9 @@ def parse_args(argv):
                    help="classifier outputs (torchvision models; default 1000)")
     p.add_argument("--optimizer", choices=("adam", "adamw", "sgd"),
                    help="optimizer, foreach=False (default adam; overrides training.optimizer)")
-    p.add_argument("--dropout", choices=("cuda", "cpu"), default="cuda",
-                   help="dropout as CUDA runs it (native_dropout, bool mask; default) or as "
-                        "CPU runs it (bernoulli_ on a float mask)")
+    p.add_argument("--dropout", choices=("cuda", "cpu"),
+                   help="dropout as CUDA runs it (native_dropout, bool mask; the default) or as "
+                        "CPU runs it (bernoulli_ on a float mask); overrides model.device")
     p.add_argument("--name", help="graph name (default: model and batch, or the config name)")
     p.add_argument("-o", "--output", metavar="GRAPH", help="where to write the graph")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
@@ -75,7 +76,8 @@ def main(argv=None):
             spec = specs.torchvision_spec(
                 args.model, batch=32 if args.batch is None else args.batch,
                 image_size=args.image_size, optimizer=args.optimizer or "adam",
-                num_classes=args.num_classes, dropout_form=args.dropout, name=args.name)
+                num_classes=args.num_classes, dropout_form=args.dropout or "cuda",
+                name=args.name)
         else:
             spec = specs.load_config(args.config, batch=args.batch, optimizer=args.optimizer,
                                      dropout_form=args.dropout, name=args.name)

@@ -18,9 +18,12 @@ class GPT2Config:
     n_layer: int = 12
     n_embd: int = 768
     n_head: int = 12
-    seq_len: int = 1024  # also the size of the position embedding (nanoGPT's block_size)
+    seq_len: int = 1024  # tokens per sample
     vocab: int = 50257
     dropout: float = 0.1
+    n_positions: int = 1024  # position-embedding rows and causal-mask side (block_size)
+    n_inner: int = 0  # MLP width; 0 = 4 * n_embd
+    tie_embeddings: bool = True
 
 
 class CausalSelfAttention(nn.Module):
@@ -33,8 +36,8 @@ class CausalSelfAttention(nn.Module):
         self.attn_dropout = nn.Dropout(config.dropout)
         self.resid_dropout = nn.Dropout(config.dropout)
         # nanoGPT keeps the causal mask as a per-layer buffer.
-        mask = torch.tril(torch.ones(config.seq_len, config.seq_len))
-        self.register_buffer("bias", mask.view(1, 1, config.seq_len, config.seq_len))
+        n = config.n_positions
+        self.register_buffer("bias", torch.tril(torch.ones(n, n)).view(1, 1, n, n))
 
     def forward(self, x):
         B, T, C = x.size()
@@ -55,9 +58,10 @@ class CausalSelfAttention(nn.Module):
 class MLP(nn.Module):
     def __init__(self, config):
         super().__init__()
-        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd)
+        inner = config.n_inner or 4 * config.n_embd
+        self.c_fc = nn.Linear(config.n_embd, inner)
         self.gelu = nn.GELU()
-        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd)
+        self.c_proj = nn.Linear(inner, config.n_embd)
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x):
@@ -83,12 +87,13 @@ class GPT2(nn.Module):
         super().__init__()
         self.config = config
         self.wte = nn.Embedding(config.vocab, config.n_embd)
-        self.wpe = nn.Embedding(config.seq_len, config.n_embd)
+        self.wpe = nn.Embedding(config.n_positions, config.n_embd)
         self.drop = nn.Dropout(config.dropout)
         self.h = nn.ModuleList([Block(config) for _ in range(config.n_layer)])
         self.ln_f = nn.LayerNorm(config.n_embd)
         self.lm_head = nn.Linear(config.n_embd, config.vocab, bias=False)
-        self.wte.weight = self.lm_head.weight  # weight tying
+        if config.tie_embeddings:
+            self.wte.weight = self.lm_head.weight
         self.apply(self._init_weights)
         for name, p in self.named_parameters():
             if name.endswith("c_proj.weight"):

@@ -49,15 +49,20 @@ def build_model(spec: StepSpec) -> nn.Module:
     elif spec.family == "torchvision":
         import torchvision.models
 
-        kwargs = {"num_classes": spec.num_classes}
-        # Auxiliary classifiers only feed auxiliary losses, which a plain cross-entropy step
-        # does not compute.
-        if spec.model in ("googlenet", "inception_v3"):
-            kwargs["aux_logits"] = False
-            kwargs["init_weights"] = True
-        if spec.model.startswith("vit_"):
-            kwargs["image_size"] = spec.image_size
-        model = torchvision.models.get_model(spec.model, **kwargs)
+        kwargs = {"num_classes": spec.num_classes, **dict(spec.model_kwargs)}
+        if spec.model == "vit":  # a ViT described by config keys
+            from torchvision.models.vision_transformer import VisionTransformer
+
+            model = VisionTransformer(image_size=spec.image_size, **kwargs)
+        else:
+            # Auxiliary classifiers only feed auxiliary losses, which a plain cross-entropy
+            # step does not compute.
+            if spec.model in ("googlenet", "inception_v3"):
+                kwargs["aux_logits"] = False
+                kwargs["init_weights"] = True
+            if spec.model.startswith("vit_"):
+                kwargs["image_size"] = spec.image_size
+            model = torchvision.models.get_model(spec.model, **kwargs)
     else:
         raise UsageError(f"unknown model family {spec.family!r}")
     model = model.to(spec.torch_dtype)
@@ -144,12 +149,15 @@ def collect_inputs(spec: StepSpec, model, batch, opt_state) -> StepInputs:
 
 def _optimizer(spec: StepSpec, params):
     o = spec.optimizer
+    betas = (o.beta1, o.beta2)
     if o.name == "adam":
-        return torch.optim.Adam(params, lr=o.lr, weight_decay=o.weight_decay, foreach=False)
+        return torch.optim.Adam(params, lr=o.lr, betas=betas, eps=o.eps,
+                                weight_decay=o.weight_decay, foreach=False)
     if o.name == "adamw":
-        return torch.optim.AdamW(params, lr=o.lr, weight_decay=o.weight_decay, foreach=False)
+        return torch.optim.AdamW(params, lr=o.lr, betas=betas, eps=o.eps,
+                                 weight_decay=o.weight_decay, foreach=False)
     if o.name == "sgd":
-        return torch.optim.SGD(params, lr=o.lr, momentum=o.momentum,
+        return torch.optim.SGD(params, lr=o.lr, momentum=o.momentum, nesterov=o.nesterov,
                                weight_decay=o.weight_decay, foreach=False)
     raise UsageError(f"unknown optimizer {o.name!r}")
 
