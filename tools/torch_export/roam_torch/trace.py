@@ -177,7 +177,10 @@ def training_step(spec: StepSpec, inputs: StepInputs, flat, set_phase=lambda pha
     logits = model(x)
     if not isinstance(logits, torch.Tensor):  # models returning (logits, aux...) tuples
         logits = logits[0]
-    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
+    if logits.dim() > 2:  # language models: nanoGPT flattens the tokens into the batch
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
+    else:
+        loss = F.cross_entropy(logits, y)
 
     set_phase("backward")
     grads = torch.autograd.grad(loss, params, allow_unused=True)
@@ -213,15 +216,16 @@ class _PhaseTracer(proxy_tensor.PythonKeyTracer):
         super().__init__()
         self.phase = "forward"
         self.host_depth = 0
-        self.explicit_depth = 0
+        self.explicit_pending = False  # the next aten.detach node is one Python asked for
 
     def create_node(self, *args, **kwargs):
         node = super().create_node(*args, **kwargs)
         node.meta["roam_phase"] = self.phase
         if self.host_depth:
             node.meta["roam_host"] = True
-        if self.explicit_depth:
+        if self.explicit_pending and node.target is torch.ops.aten.detach.default:
             node.meta["roam_explicit"] = True
+            self.explicit_pending = False
         return node
 
     @contextlib.contextmanager
@@ -252,11 +256,12 @@ class _TorchFunctionHooks(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func is torch.Tensor.detach or func is torch.detach:
-            self.tracer.explicit_depth += 1
+            # Eager dispatches one aten.detach for the call; the trace may add artifacts.
+            self.tracer.explicit_pending = True
             try:
                 return func(*args, **kwargs)
             finally:
-                self.tracer.explicit_depth -= 1
+                self.tracer.explicit_pending = False
         if self.cuda_dropout:
             out = patches.native_dropout_for(func, args, kwargs)
             if out is not None:
