@@ -117,11 +117,9 @@ class _Builder:
         return tid
 
     def consume(self, tid, op):
-        consumers = self.tensors[tid]["consumers"]
-        if not consumers or consumers[-1] != op:
-            if op not in consumers:
-                consumers.append(op)
-        self.inputs_of_op[op].add(tid)
+        if tid not in self.inputs_of_op[op]:
+            self.tensors[tid]["consumers"].append(op)
+            self.inputs_of_op[op].add(tid)
 
     def order(self, first, then):
         """Makes op `then` depend on op `first` through a size-0 control tensor."""
@@ -176,7 +174,7 @@ class _Builder:
         inputs = _tensor_nodes(node.args, node.kwargs)
         outputs = _op_outputs(node)
         if func is torch.ops.aten.detach.default and not node.meta.get("roam_explicit"):
-            # A tracing artifact (see trace._ExplicitDetach): the value is its input.
+            # A tracing artifact (see trace._TorchFunctionHooks): the value is its input.
             (src,) = inputs
             if src in self.host:
                 self.host.add(node)

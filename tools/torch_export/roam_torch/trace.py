@@ -128,9 +128,10 @@ def collect_inputs(spec: StepSpec, model, batch, opt_state) -> StepInputs:
     for name, p in params:
         tensors.append(p), names.append(name), kinds.append("weight")
     for name, b in buffers:
-        # Buffers (batch-norm statistics, attention masks) are model state but not trainable
-        # weights, optimizer state or data; roam's formats have no kind for them.
-        tensors.append(b), names.append(name), kinds.append("")
+        # Buffers (batch-norm statistics, attention masks) are not trainable weights (they
+        # must not count as parameters) nor optimizer state: inputs, as the C++ generator has
+        # them.
+        tensors.append(b), names.append(name), kinds.append("input")
     state_names = optimizer_state_names(spec)
     for (name, _), entry in zip(params, opt_state):
         for sname, t in zip(state_names, entry):
@@ -316,7 +317,7 @@ class TracedStep:
     spec: StepSpec
     gm: fx.GraphModule
     names: list  # per placeholder
-    kinds: list  # per placeholder: weight, optimizer_state, input or "" (buffer)
+    kinds: list  # per placeholder: weight, optimizer_state or input (data and buffers)
     kept_whole: set = field(default_factory=set)  # ops kept at eager granularity
 
 
