@@ -10,6 +10,8 @@
 
 #include "core/error.h"
 #include "core/io.h"
+#include "gen/config.h"
+#include "gen/generate.h"
 
 namespace roam::cli {
 
@@ -28,7 +30,7 @@ Graph LoadInput(const InputOptions& options) {
            path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   if (ends_with(".yaml") || ends_with(".yml"))
-    throw InputError(path + ": YAML model configs are not supported by this build yet");
+    return gen::GenerateGraph(gen::LoadConfig(path, options.overrides));
   if (!options.overrides.empty())
     throw InputError("--set applies to YAML configs only; " + path + " is a graph");
   return LoadGraph(path);

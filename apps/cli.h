@@ -19,6 +19,8 @@ using Action = std::function<int()>;
 
 void AddEvaluateCommand(CLI::App& app, Action& action);
 void AddValidateCommand(CLI::App& app, Action& action);
+void AddExportGraphCommand(CLI::App& app, Action& action);
+void AddPartitionCommand(CLI::App& app, Action& action);
 
 // Options shared by every command that reads a graph: the input may be a roam-graph-v1 JSON
 // file or a YAML model config, with --set overrides for configs.

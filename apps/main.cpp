@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   Action action;
   AddEvaluateCommand(app, action);
   AddValidateCommand(app, action);
+  AddExportGraphCommand(app, action);
+  AddPartitionCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -7,7 +7,7 @@
 namespace roam::perf {
 
 struct TrainingGraphParams {
-  int blocks = 124;              // transformer-ish blocks; 120 ops each, plus a few for the head
+  int blocks = 125;              // transformer-ish blocks of 120 ops, plus 13 for the head
   Bytes activation = 6'553'600;  // one [batch, seq, hidden] activation (1 x 1024 x 1600 fp32)
   Bytes attention = 26'214'400;  // one attention-score tensor per block
   Bytes hidden = 1600;           // model width: parameter sizes derive from it

@@ -42,7 +42,10 @@ CommandResult RunCommand(const std::string& binary, const std::vector<std::strin
   std::string dir = MakeTempDir("roam_cmd");
   std::string out = dir + "/out", err = dir + "/err";
   std::string command = Quote(binary);
-  for (const std::string& a : args) command += " " + Quote(a);
+  for (const std::string& a : args) {
+    command += ' ';  // not " " + ...: GCC 12 -O3 raises a false -Wrestrict on it
+    command += Quote(a);
+  }
   command += " </dev/null >" + Quote(out) + " 2>" + Quote(err);
   int status = std::system(command.c_str());
   CommandResult result;

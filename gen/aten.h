@@ -1,0 +1,86 @@
+// The aten operators the generators use, each emitting what PyTorch 1.13's dispatcher runs
+// for it in eager mode (forward op, views, the saved tensors) and recording its backward
+// formula (derivatives.yaml / FunctionsManual.cpp) on the tape. docs/generators.md lists the
+// decompositions.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gen/builder.h"
+
+namespace roam::gen {
+
+// Where the step runs decides how dropout lowers: CUDA uses the fused native_dropout with a
+// bool mask, the CPU path bernoulli_ into a mask of the input's dtype.
+enum class Device { kCuda, kCpu };
+
+class Ops {
+ public:
+  Ops(Tape& tape, Device device) : t_(tape), device_(device) {}
+  Tape& tape() { return t_; }
+  Device device() const { return device_; }
+
+  // ---- views -------------------------------------------------------------------------------
+  V View(V x, const Shape& shape);     // must be viewable
+  V Reshape(V x, const Shape& shape);  // _reshape_alias, or clone + _unsafe_view
+  V UnsafeView(V x, const Shape& shape);
+  V T(V x);
+  V Transpose(V x, std::int64_t d0, std::int64_t d1);
+  V Permute(V x, const std::vector<std::int64_t>& dims);
+  V Expand(V x, const Shape& shape);
+  V Detach(V x);
+  V Slice(V x, std::int64_t dim, std::int64_t start, std::int64_t end);
+  V Select(V x, std::int64_t dim, std::int64_t index);
+  std::vector<V> Split(V x, std::int64_t size, std::int64_t dim);
+
+  // ---- pointwise and reductions ------------------------------------------------------------
+  V Clone(V x);  // contiguous copy
+  V Contiguous(V x) { return t_.is_contiguous(x) ? x : Clone(x); }
+  V Add(V a, V b);
+  V AddInPlace(V a, V b);
+  V Mul(V a, V b);
+  V MulScalar(V a);
+  V DivScalar(V a);
+  V MaskedFill(V x, V mask);
+  V Gelu(V x);
+  V Tanh(V x);
+  V ReluInPlace(V x);
+  V Relu6InPlace(V x);                                 // hardtanh_(0, 6)
+  V Mean(V x, const std::vector<std::int64_t>& dims);  // keepdim
+  V Cat(const std::vector<V>& xs, std::int64_t dim);
+  V Dropout(V x, double p);
+
+  // ---- matrix products ----------------------------------------------------------------------
+  V Mm(V a, V b);
+  V Bmm(V a, V b);
+  V Addmm(V bias, V a, V b);
+  V Matmul(V a, V b);               // aten::matmul's decomposition for the cases the models use
+  V Linear(V x, V weight, V bias);  // at::linear (bias may be kNone)
+
+  // ---- nn ----------------------------------------------------------------------------------
+  V Embedding(V weight, V indices);
+  V LayerNorm(V x, V weight, V bias);
+  V Softmax(V x);  // over the last dim
+  V LogSoftmax(V x);
+  V NllLoss(V log_probs, V target);  // mean reduction, returns the scalar loss
+  V CrossEntropy(V logits, V target) { return NllLoss(LogSoftmax(logits), target); }
+
+  struct Conv {
+    std::int64_t stride = 1, padding = 0, groups = 1;
+  };
+  V Conv2d(V x, V weight, V bias, Conv conv);
+  // F.batch_norm in training mode: num_batches_tracked.add_(1), the reserve tensor, then
+  // native_batch_norm. Running statistics are read (their in-place update is not modelled:
+  // they are persistent and nothing else reads them).
+  V BatchNorm(V x, V weight, V bias, V running_mean, V running_var, V num_batches_tracked);
+  V MaxPool2d(V x, std::int64_t kernel, std::int64_t stride, std::int64_t padding);
+  V AdaptiveAvgPool2d(V x, std::int64_t out_h, std::int64_t out_w);
+
+ private:
+  V SavedOutput(V out) { return Detach(out); }  // what saving a differentiable output costs
+  Tape& t_;
+  Device device_;
+};
+
+}  // namespace roam::gen

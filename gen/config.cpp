@@ -1,0 +1,529 @@
+#include "gen/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/io.h"
+
+namespace roam::gen {
+namespace {
+
+template <typename Enum>
+struct Named {
+  Enum value;
+  std::string_view name;
+};
+
+constexpr Named<Family> kFamilies[] = {
+    {Family::kGpt2, "gpt2"},
+    {Family::kBert, "bert"},
+    {Family::kVit, "vit"},
+    {Family::kResnet, "resnet"},
+    {Family::kVgg, "vgg"},
+    {Family::kAlexnet, "alexnet"},
+    {Family::kMobilenetV2, "mobilenet_v2"},
+};
+constexpr Named<OptimizerKind> kOptimizers[] = {
+    {OptimizerKind::kSgd, "sgd"}, {OptimizerKind::kAdam, "adam"}, {OptimizerKind::kAdamW, "adamw"}};
+constexpr Named<DType> kDTypes[] = {
+    {DType::kFloat32, "float32"}, {DType::kFloat16, "float16"}, {DType::kBFloat16, "bfloat16"}};
+constexpr Named<Device> kDevices[] = {{Device::kCuda, "cuda"}, {Device::kCpu, "cpu"}};
+
+template <typename Enum, size_t N>
+std::string Choices(const Named<Enum> (&table)[N]) {
+  std::string out;
+  for (size_t i = 0; i < N; ++i)
+    out += (i ? (i + 1 == N ? " or " : ", ") : "") + std::string(table[i].name);
+  return out;
+}
+
+// Keys each family reads, beyond the ones every family has.
+const std::vector<std::string> kCommonModelKeys = {"family", "name", "batch", "dtype", "device"};
+const std::vector<std::string> kTransformerKeys = {"n_layer", "n_embd", "n_head", "n_inner",
+                                                   "dropout"};
+
+std::vector<std::string> FamilyKeys(Family family) {
+  std::vector<std::string> keys = kCommonModelKeys;
+  auto add = [&](std::initializer_list<const char*> more) {
+    keys.insert(keys.end(), more.begin(), more.end());
+  };
+  switch (family) {
+    case Family::kGpt2:
+      keys.insert(keys.end(), kTransformerKeys.begin(), kTransformerKeys.end());
+      add({"seq_len", "vocab", "n_positions", "tie_embeddings"});
+      break;
+    case Family::kBert:
+      keys.insert(keys.end(), kTransformerKeys.begin(), kTransformerKeys.end());
+      add({"seq_len", "vocab", "n_positions", "type_vocab"});
+      break;
+    case Family::kVit:
+      keys.insert(keys.end(), kTransformerKeys.begin(), kTransformerKeys.end());
+      add({"image_size", "patch_size", "num_classes"});
+      break;
+    case Family::kResnet:
+      add({"depth", "image_size", "num_classes"});
+      break;
+    case Family::kVgg:
+      add({"depth", "batch_norm", "image_size", "num_classes", "dropout"});
+      break;
+    case Family::kAlexnet:
+      add({"image_size", "num_classes", "dropout"});
+      break;
+    case Family::kMobilenetV2:
+      add({"width_mult", "image_size", "num_classes", "dropout"});
+      break;
+  }
+  return keys;
+}
+
+std::vector<std::string> AllModelKeys() {
+  std::vector<std::string> all;
+  for (const auto& f : kFamilies)
+    for (const std::string& k : FamilyKeys(f.value))
+      if (std::find(all.begin(), all.end(), k) == all.end()) all.push_back(k);
+  return all;
+}
+
+const std::vector<std::string> kSections = {"model", "training", "planner"};
+const std::vector<std::string> kTrainingKeys = {"optimizer",    "lr",    "momentum", "nesterov",
+                                                "weight_decay", "beta1", "beta2",    "eps"};
+const std::vector<std::string> kPlannerKeys = {
+    "node_limit", "threads", "leaf_time_limit", "time_limit", "alpha", "delay_radius", "alignment"};
+
+std::string Join(const std::vector<std::string>& keys) {
+  std::string out;
+  for (size_t i = 0; i < keys.size(); ++i) out += (i ? ", " : "") + keys[i];
+  return out;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Reads one YAML tree, producing messages that name the source, the key path and, for keys
+// that came from the command line, the --set that introduced them.
+class Reader {
+ public:
+  Reader(std::string source, std::map<std::string, std::string> overridden)
+      : source_(std::move(source)), overridden_(std::move(overridden)) {}
+
+  [[noreturn]] void Fail(const std::string& path, const YAML::Node& node,
+                         const std::string& problem) const {
+    std::string where = source_ + ": " + path;
+    if (auto it = overridden_.find(path); it != overridden_.end())
+      where += " (from --set " + it->second + ")";
+    else if (node.IsDefined() && node.Mark().line >= 0)
+      where += " (line " + std::to_string(node.Mark().line + 1) + ")";
+    throw InputError(where + ": " + problem);
+  }
+
+  // Checks that every key of a map is allowed; `other` holds keys valid in other contexts, for
+  // which `why_not` explains the rejection.
+  void CheckKeys(const YAML::Node& map, const std::string& prefix,
+                 const std::vector<std::string>& allowed,
+                 const std::vector<std::string>& other = {},
+                 const std::string& why_not = {}) const {
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      const std::string path = prefix.empty() ? key : prefix + "." + key;
+      if (std::find(other.begin(), other.end(), key) != other.end())
+        Fail(path, it->first, why_not + " (valid keys: " + Join(allowed) + ")");
+      std::string message = "unknown key";
+      if (std::string best = ClosestKey(key, allowed); !best.empty())
+        message += "; did you mean " + (prefix.empty() ? best : prefix + "." + best) + "?";
+      else
+        message += " (valid keys: " + Join(allowed) + ")";
+      Fail(path, it->first, message);
+    }
+  }
+
+  YAML::Node Section(const YAML::Node& root, const std::string& name) const {
+    YAML::Node node = root[name];
+    if (!node.IsDefined() || node.IsNull()) return YAML::Node(YAML::NodeType::Map);
+    if (!node.IsMap()) Fail(name, node, "must be a mapping of keys to values");
+    return node;
+  }
+
+  std::string Scalar(const YAML::Node& node, const std::string& path, const char* what) const {
+    if (!node.IsScalar())
+      Fail(path, node,
+           std::string("must be ") + what + ", got a " +
+               (node.IsMap()        ? "mapping"
+                : node.IsSequence() ? "list"
+                                    : "null"));
+    return node.Scalar();
+  }
+
+  std::int64_t Integer(const YAML::Node& node, const std::string& path, std::int64_t min) const {
+    const std::string text = Scalar(node, path, "an integer");
+    std::int64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size())
+      Fail(path, node, "must be an integer, got '" + text + "'");
+    if (value < min)
+      Fail(path, node,
+           (min == 1 ? "must be positive" : "must be at least " + std::to_string(min)) + ", got " +
+               text);
+    return value;
+  }
+
+  double Number(const YAML::Node& node, const std::string& path) const {
+    const std::string text = Scalar(node, path, "a number");
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+      Fail(path, node, "must be a number, got '" + text + "'");
+    return value;
+  }
+
+  bool Bool(const YAML::Node& node, const std::string& path) const {
+    const std::string text = Scalar(node, path, "true or false");
+    if (text == "true" || text == "True" || text == "yes") return true;
+    if (text == "false" || text == "False" || text == "no") return false;
+    Fail(path, node, "must be true or false, got '" + text + "'");
+  }
+
+  template <typename Enum, size_t N>
+  Enum Choice(const YAML::Node& node, const std::string& path,
+              const Named<Enum> (&table)[N]) const {
+    const std::string text = Scalar(node, path, "a name");
+    for (const auto& entry : table)
+      if (entry.name == text) return entry.value;
+    Fail(path, node, "unknown value '" + text + "', expected " + Choices(table));
+  }
+
+ private:
+  std::string source_;
+  std::map<std::string, std::string> overridden_;
+};
+
+void ReadModel(const Reader& r, const YAML::Node& node, ModelConfig& m) {
+  YAML::Node family = node["family"];
+  if (!family.IsDefined() || family.IsNull())
+    r.Fail("model.family", YAML::Node(), "is missing; expected " + Choices(kFamilies));
+  m = ModelDefaults(r.Choice(family, "model.family", kFamilies));
+  const std::vector<std::string> allowed = FamilyKeys(m.family);
+  r.CheckKeys(node, "model", allowed, AllModelKeys(),
+              "does not apply to family " + std::string(ToString(m.family)));
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const std::string path = "model." + key;
+    const YAML::Node& v = it->second;
+    if (key == "family") continue;
+    if (key == "name")
+      m.name = r.Scalar(v, path, "a string");
+    else if (key == "batch")
+      m.batch = r.Integer(v, path, 1);
+    else if (key == "dtype")
+      m.dtype = r.Choice(v, path, kDTypes);
+    else if (key == "device")
+      m.device = r.Choice(v, path, kDevices);
+    else if (key == "n_layer")
+      m.n_layer = r.Integer(v, path, 1);
+    else if (key == "n_embd")
+      m.n_embd = r.Integer(v, path, 1);
+    else if (key == "n_head")
+      m.n_head = r.Integer(v, path, 1);
+    else if (key == "n_inner")
+      m.n_inner = r.Integer(v, path, 0);
+    else if (key == "dropout") {
+      m.dropout = r.Number(v, path);
+      if (m.dropout < 0.0 || m.dropout >= 1.0)
+        r.Fail(path, v, "must be in [0, 1), got " + v.Scalar());
+    } else if (key == "seq_len")
+      m.seq_len = r.Integer(v, path, 1);
+    else if (key == "vocab")
+      m.vocab = r.Integer(v, path, 1);
+    else if (key == "n_positions")
+      m.n_positions = r.Integer(v, path, 1);
+    else if (key == "tie_embeddings")
+      m.tie_embeddings = r.Bool(v, path);
+    else if (key == "type_vocab")
+      m.type_vocab = r.Integer(v, path, 1);
+    else if (key == "image_size")
+      m.image_size = r.Integer(v, path, 1);
+    else if (key == "num_classes")
+      m.num_classes = r.Integer(v, path, 1);
+    else if (key == "patch_size")
+      m.patch_size = r.Integer(v, path, 1);
+    else if (key == "depth")
+      m.depth = r.Integer(v, path, 1);
+    else if (key == "batch_norm")
+      m.batch_norm = r.Bool(v, path);
+    else if (key == "width_mult") {
+      m.width_mult = r.Number(v, path);
+      if (m.width_mult <= 0.0) r.Fail(path, v, "must be positive, got " + v.Scalar());
+    }
+  }
+
+  const bool transformer =
+      m.family == Family::kGpt2 || m.family == Family::kBert || m.family == Family::kVit;
+  if (transformer && m.n_embd % m.n_head != 0)
+    r.Fail("model.n_embd", node["n_embd"],
+           std::to_string(m.n_embd) + " is not divisible by model.n_head (" +
+               std::to_string(m.n_head) + ")");
+  if ((m.family == Family::kGpt2 || m.family == Family::kBert) && m.seq_len > m.n_positions)
+    r.Fail("model.seq_len", node["seq_len"],
+           std::to_string(m.seq_len) + " exceeds model.n_positions (" +
+               std::to_string(m.n_positions) + ")");
+  if (m.family == Family::kVit && m.image_size % m.patch_size != 0)
+    r.Fail("model.image_size", node["image_size"],
+           std::to_string(m.image_size) + " is not a multiple of model.patch_size (" +
+               std::to_string(m.patch_size) + ")");
+  auto check_depth = [&](std::initializer_list<std::int64_t> valid) {
+    std::string list;
+    for (std::int64_t d : valid) {
+      if (d == m.depth) return;
+      list += (list.empty() ? "" : ", ") + std::to_string(d);
+    }
+    r.Fail("model.depth", node["depth"],
+           "is " + std::to_string(m.depth) + ", expected one of " + list);
+  };
+  if (m.family == Family::kResnet) check_depth({18, 34, 50, 101, 152});
+  if (m.family == Family::kVgg) check_depth({11, 13, 16, 19});
+  // Below these sizes a pooling layer would produce an empty feature map.
+  const std::int64_t min_image = m.family == Family::kVgg       ? 32
+                                 : m.family == Family::kAlexnet ? 63
+                                                                : 1;
+  if (m.image_size < min_image)
+    r.Fail("model.image_size", node["image_size"],
+           std::to_string(m.image_size) + " is too small for " + std::string(ToString(m.family)) +
+               " (at least " + std::to_string(min_image) + ")");
+}
+
+void ReadTraining(const Reader& r, const YAML::Node& node, TrainingConfig& t) {
+  OptimizerKind kind = OptimizerKind::kAdam;
+  if (YAML::Node o = node["optimizer"]; o.IsDefined() && !o.IsNull())
+    kind = r.Choice(o, "training.optimizer", kOptimizers);
+  t = TrainingDefaults(kind);
+  std::vector<std::string> allowed = {"optimizer", "lr", "weight_decay"};
+  if (kind == OptimizerKind::kSgd)
+    allowed.insert(allowed.end(), {"momentum", "nesterov"});
+  else
+    allowed.insert(allowed.end(), {"beta1", "beta2", "eps"});
+  r.CheckKeys(node, "training", allowed, kTrainingKeys,
+              "does not apply to optimizer " + std::string(ToString(kind)));
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const std::string path = "training." + key;
+    const YAML::Node& v = it->second;
+    auto non_negative = [&](double x) {
+      if (x < 0.0) r.Fail(path, v, "must not be negative, got " + v.Scalar());
+      return x;
+    };
+    auto beta = [&](double x) {
+      if (x < 0.0 || x >= 1.0) r.Fail(path, v, "must be in [0, 1), got " + v.Scalar());
+      return x;
+    };
+    if (key == "optimizer") continue;
+    if (key == "lr") {
+      t.lr = r.Number(v, path);
+      if (t.lr <= 0.0) r.Fail(path, v, "must be positive, got " + v.Scalar());
+    } else if (key == "momentum")
+      t.momentum = non_negative(r.Number(v, path));
+    else if (key == "nesterov")
+      t.nesterov = r.Bool(v, path);
+    else if (key == "weight_decay")
+      t.weight_decay = non_negative(r.Number(v, path));
+    else if (key == "beta1")
+      t.beta1 = beta(r.Number(v, path));
+    else if (key == "beta2")
+      t.beta2 = beta(r.Number(v, path));
+    else if (key == "eps") {
+      t.eps = r.Number(v, path);
+      if (t.eps <= 0.0) r.Fail(path, v, "must be positive, got " + v.Scalar());
+    }
+  }
+  if (t.nesterov && t.momentum <= 0.0)
+    r.Fail("training.nesterov", node["nesterov"], "needs a positive training.momentum");
+}
+
+void ReadPlanner(const Reader& r, const YAML::Node& node, PlannerParams& p) {
+  r.CheckKeys(node, "planner", kPlannerKeys);
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const std::string path = "planner." + key;
+    const YAML::Node& v = it->second;
+    auto non_negative = [&](double x) {
+      if (x < 0.0) r.Fail(path, v, "must not be negative, got " + v.Scalar());
+      return x;
+    };
+    if (key == "node_limit")
+      p.node_limit = static_cast<int>(r.Integer(v, path, 1));
+    else if (key == "threads")
+      p.threads = static_cast<int>(r.Integer(v, path, 0));
+    else if (key == "leaf_time_limit")
+      p.leaf_time_limit = non_negative(r.Number(v, path));
+    else if (key == "time_limit")
+      p.time_limit = non_negative(r.Number(v, path));
+    else if (key == "alpha")
+      p.alpha = non_negative(r.Number(v, path));
+    else if (key == "delay_radius")
+      p.delay_radius = non_negative(r.Number(v, path));
+    else if (key == "alignment")
+      p.alignment = r.Integer(v, path, 1);
+  }
+}
+
+}  // namespace
+
+std::string_view ToString(Family family) {
+  for (const auto& f : kFamilies)
+    if (f.value == family) return f.name;
+  return "";
+}
+
+std::string_view ToString(OptimizerKind kind) {
+  for (const auto& o : kOptimizers)
+    if (o.value == kind) return o.name;
+  return "";
+}
+
+ModelConfig ModelDefaults(Family family) {
+  ModelConfig m;
+  m.family = family;
+  switch (family) {
+    case Family::kGpt2:
+      break;  // GPT-2 small
+    case Family::kBert:
+      m.seq_len = 512;
+      m.vocab = 30522;
+      m.n_positions = 512;
+      break;
+    case Family::kVit:
+      m.dropout = 0.0;  // torchvision's vit_b_16
+      m.batch = 32;
+      break;
+    case Family::kResnet:
+      m.batch = 32;
+      break;
+    case Family::kVgg:
+      m.depth = 11;
+      m.dropout = 0.5;
+      m.batch = 32;
+      break;
+    case Family::kAlexnet:
+      m.dropout = 0.5;
+      m.batch = 32;
+      break;
+    case Family::kMobilenetV2:
+      m.dropout = 0.2;
+      m.batch = 32;
+      break;
+  }
+  return m;
+}
+
+TrainingConfig TrainingDefaults(OptimizerKind kind) {
+  TrainingConfig t;
+  t.optimizer = kind;
+  if (kind == OptimizerKind::kSgd) t.lr = 0.01;
+  if (kind == OptimizerKind::kAdamW) t.weight_decay = 0.01;
+  return t;
+}
+
+std::string ClosestKey(std::string_view key, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, key.size() / 2) + 1;
+  for (const std::string& c : candidates) {
+    const size_t d = EditDistance(key, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+Config ParseConfig(std::string_view text, std::string_view source,
+                   const std::vector<std::string>& overrides) {
+  const std::string src(source);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    throw InputError(src + ": YAML syntax error at line " + std::to_string(e.mark.line + 1) +
+                     ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  if (root.IsNull() || !root.IsDefined()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap())
+    throw InputError(src +
+                     ": a config must be a mapping with model, training and planner sections");
+
+  std::map<std::string, std::string> overridden;
+  for (const std::string& o : overrides) {
+    const size_t eq = o.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--set " + o + ": expected KEY=VALUE, e.g. model.batch=4");
+    const std::string path = o.substr(0, eq);
+    std::vector<std::string> parts;
+    std::stringstream ss(path);
+    for (std::string part; std::getline(ss, part, '.');) {
+      if (part.empty()) throw InputError("--set " + o + ": empty key segment in '" + path + "'");
+      parts.push_back(part);
+    }
+    if (path.back() == '.')
+      throw InputError("--set " + o + ": empty key segment in '" + path + "'");
+    YAML::Node value;
+    try {
+      value = YAML::Load(o.substr(eq + 1));
+    } catch (const YAML::ParserException& e) {
+      throw InputError("--set " + o + ": the value is not valid YAML: " + e.msg);
+    }
+    YAML::Node cur = root;
+    std::string walked;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      walked += (i ? "." : "") + parts[i];
+      YAML::Node next = cur[parts[i]];
+      if (!next.IsDefined() || next.IsNull()) {
+        cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+        next = cur[parts[i]];
+      } else if (!next.IsMap()) {
+        throw InputError("--set " + o + ": " + walked + " is a value, not a section");
+      }
+      cur.reset(next);
+    }
+    cur[parts.back()] = value;
+    overridden[path] = o;
+  }
+
+  Reader reader(src, overridden);
+  reader.CheckKeys(root, "", kSections);
+  Config config;
+  config.source = src;
+  ReadModel(reader, reader.Section(root, "model"), config.model);
+  ReadTraining(reader, reader.Section(root, "training"), config.training);
+  ReadPlanner(reader, reader.Section(root, "planner"), config.planner);
+  if (config.model.name.empty()) {
+    std::string stem = std::filesystem::path(src).stem().string();
+    config.model.name =
+        stem.empty() || stem.front() == '<' ? std::string(ToString(config.model.family)) : stem;
+  }
+  return config;
+}
+
+Config LoadConfig(const std::string& path, const std::vector<std::string>& overrides) {
+  return ParseConfig(ReadFile(path), path, overrides);
+}
+
+}  // namespace roam::gen

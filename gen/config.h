@@ -1,0 +1,106 @@
+// YAML model configs (docs/configs.md): the model to generate, the training step around it,
+// and the planner's parameters.
+//
+// In: a YAML file (or text) plus `--set a.b=v` overrides, applied to the YAML tree before
+// anything is validated. Out: a Config whose every field holds a checked value. Any problem
+// (YAML syntax, unknown key, wrong type, value out of range) throws InputError naming the file
+// and the key path; an unknown key comes with the closest valid key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/types.h"
+#include "gen/aten.h"
+#include "gen/builder.h"
+
+namespace roam::gen {
+
+enum class Family { kGpt2, kBert, kVit, kResnet, kVgg, kAlexnet, kMobilenetV2 };
+std::string_view ToString(Family family);
+
+enum class OptimizerKind { kSgd, kAdam, kAdamW };
+std::string_view ToString(OptimizerKind kind);
+
+// The network. Which keys a family reads is listed in docs/configs.md; a key that does not
+// apply to the chosen family is rejected. Defaults that depend on the family are filled by
+// ModelDefaults().
+struct ModelConfig {
+  Family family = Family::kGpt2;
+  std::string name;  // graph name; empty = derived from the config file name
+  std::int64_t batch = 1;
+  DType dtype = DType::kFloat32;  // parameters, activations, gradients, optimizer state
+  Device device = Device::kCuda;  // decides how dropout lowers (see gen/aten.h)
+
+  // Transformers (gpt2, bert, vit).
+  std::int64_t n_layer = 12;
+  std::int64_t n_embd = 768;
+  std::int64_t n_head = 12;
+  std::int64_t n_inner = 0;  // MLP hidden width; 0 = 4 * n_embd
+  double dropout = 0.1;      // also the classifier dropout of vgg, alexnet, mobilenet_v2
+
+  // Token models (gpt2, bert).
+  std::int64_t seq_len = 1024;
+  std::int64_t vocab = 50257;
+  std::int64_t n_positions = 1024;  // rows of the position embedding; seq_len <= n_positions
+  bool tie_embeddings = true;       // gpt2: the LM head reuses the token embedding
+  std::int64_t type_vocab = 2;      // bert: token type embedding rows
+
+  // Image models (vit and the CNNs).
+  std::int64_t image_size = 224;
+  std::int64_t num_classes = 1000;
+  std::int64_t patch_size = 16;  // vit
+  std::int64_t depth = 18;       // resnet: 18/34/50/101/152; vgg: 11/13/16/19
+  bool batch_norm = false;       // vgg: the _bn variants
+  double width_mult = 1.0;       // mobilenet_v2
+};
+
+// The defaults of every key for one family (e.g. bert: vocab 30522, n_positions 512).
+ModelConfig ModelDefaults(Family family);
+
+// torch.optim with foreach=False. lr, betas and eps do not change the graph; they are checked
+// and kept so a config states the whole training step.
+struct TrainingConfig {
+  OptimizerKind optimizer = OptimizerKind::kAdam;
+  double lr = 1e-3;
+  double momentum = 0.0;      // sgd; non-zero adds a momentum buffer per parameter
+  bool nesterov = false;      // sgd
+  double weight_decay = 0.0;  // sgd/adam: an extra add per parameter; adamw: decoupled mul_
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+};
+// adamw's weight_decay defaults to 0.01 as in torch.optim.AdamW.
+TrainingConfig TrainingDefaults(OptimizerKind kind);
+
+// Settings the planner (partition, ILP, merge) reads.
+struct PlannerParams {
+  int node_limit = 40;            // most ops in one leaf subgraph handed to the ILP solver
+  int threads = 0;                // worker threads for leaf solves; 0 = all cores
+  double leaf_time_limit = 10.0;  // seconds the solver may spend on one leaf
+  double time_limit = 600.0;      // seconds for the whole optimization; 0 = no limit
+  double alpha = 0.0;             // ROAM's weight-update memory coefficient; 0 = from optimizer
+                                  // (adam/adamw 3, sgd with momentum 2, sgd 1)
+  double delay_radius = 1.0;      // ROAM's r: delay an update when its tensors exceed r times
+                                  // the average tensor size
+  Bytes alignment = kDefaultAlignment;  // bytes; sizes and offsets are rounded to it
+};
+
+struct Config {
+  std::string source;  // the file (or "<text>") it came from
+  ModelConfig model;
+  TrainingConfig training;
+  PlannerParams planner;
+};
+
+// overrides: "model.batch=4" style; the value is read as a YAML scalar.
+Config ParseConfig(std::string_view text, std::string_view source,
+                   const std::vector<std::string>& overrides = {});
+Config LoadConfig(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Closest candidate by edit distance, or empty when none is reasonably close.
+std::string ClosestKey(std::string_view key, const std::vector<std::string>& candidates);
+
+}  // namespace roam::gen

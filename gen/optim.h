@@ -1,0 +1,20 @@
+// torch.optim's step with foreach=False, one parameter at a time in parameter order
+// (docs/generators.md lists the aten ops per optimizer).
+//
+// In: the tape after Backward(), the parameters in registration order, the training config.
+// Out: optimizer-phase ops on the tape. Optimizer state (moments, momentum buffers, Adam's step
+// counter) are graph inputs of kind optimizer_state updated in place; each gradient's last
+// reader is its parameter's update, so it dies there. Parameters without a gradient are
+// skipped, as torch.optim does.
+#pragma once
+
+#include <vector>
+
+#include "gen/builder.h"
+#include "gen/config.h"
+
+namespace roam::gen {
+
+void EmitOptimizerStep(Tape& tape, const std::vector<V>& params, const TrainingConfig& config);
+
+}  // namespace roam::gen

@@ -1,0 +1,181 @@
+// The YAML config loader: defaults, overrides, and one clear error per kind of bad input.
+#include "gen/config.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace roam::gen {
+namespace {
+
+std::string ErrorOf(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  try {
+    ParseConfig(yaml, "conf.yaml", overrides);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void ExpectMentions(const std::string& message, std::initializer_list<const char*> parts) {
+  ASSERT_FALSE(message.empty()) << "no error raised";
+  for (const char* p : parts)
+    EXPECT_NE(message.find(p), std::string::npos) << p << " not in: " << message;
+}
+
+TEST(Config, FamilyDefaultsFillUnsetKeys) {
+  Config c = ParseConfig("model: {family: bert}", "bert-x.yaml");
+  EXPECT_EQ(c.model.family, Family::kBert);
+  EXPECT_EQ(c.model.vocab, 30522);
+  EXPECT_EQ(c.model.n_positions, 512);
+  EXPECT_EQ(c.model.name, "bert-x");
+  EXPECT_EQ(c.training.optimizer, OptimizerKind::kAdam);
+  EXPECT_EQ(c.planner.node_limit, 40);
+  EXPECT_EQ(c.planner.alignment, 512);
+}
+
+TEST(Config, ReadsEverySection) {
+  Config c = ParseConfig(R"(
+model:
+  family: gpt2
+  n_layer: 2
+  n_embd: 64
+  n_head: 4
+  dtype: float16
+  device: cpu
+training:
+  optimizer: sgd
+  momentum: 0.9
+  nesterov: true
+planner:
+  node_limit: 100
+  threads: 3
+  leaf_time_limit: 2.5
+  time_limit: 60
+  alpha: 3
+  delay_radius: 0.5
+  alignment: 256
+)",
+                         "c.yaml");
+  EXPECT_EQ(c.model.n_layer, 2);
+  EXPECT_EQ(c.model.dtype, DType::kFloat16);
+  EXPECT_EQ(c.model.device, Device::kCpu);
+  EXPECT_EQ(c.training.optimizer, OptimizerKind::kSgd);
+  EXPECT_DOUBLE_EQ(c.training.momentum, 0.9);
+  EXPECT_TRUE(c.training.nesterov);
+  EXPECT_EQ(c.planner.node_limit, 100);
+  EXPECT_EQ(c.planner.threads, 3);
+  EXPECT_DOUBLE_EQ(c.planner.leaf_time_limit, 2.5);
+  EXPECT_DOUBLE_EQ(c.planner.time_limit, 60);
+  EXPECT_DOUBLE_EQ(c.planner.alpha, 3);
+  EXPECT_DOUBLE_EQ(c.planner.delay_radius, 0.5);
+  EXPECT_EQ(c.planner.alignment, 256);
+}
+
+TEST(Config, AdamwDefaultsToTorchsWeightDecay) {
+  EXPECT_DOUBLE_EQ(
+      ParseConfig("model: {family: gpt2}\ntraining: {optimizer: adamw}", "c").training.weight_decay,
+      0.01);
+}
+
+TEST(Config, OverridesApplyBeforeValidationAndCreateSections) {
+  Config c = ParseConfig("model: {family: gpt2, batch: 1}", "c.yaml",
+                         {"model.batch=4", "planner.node_limit=7", "model.n_head=16"});
+  EXPECT_EQ(c.model.batch, 4);
+  EXPECT_EQ(c.planner.node_limit, 7);
+  EXPECT_EQ(c.model.n_head, 16);
+  // A later --set wins; an override can also fix a value the file gets wrong.
+  EXPECT_EQ(ParseConfig("model: {family: gpt2, n_head: 5}", "c", {"model.n_head=12"}).model.n_head,
+            12);
+}
+
+TEST(ConfigRejects, UnknownKeyWithTheClosestValidOne) {
+  ExpectMentions(
+      ErrorOf("model:\n  family: gpt2\n  n_layers: 4\n"),
+      {"conf.yaml", "model.n_layers", "line 3", "unknown key", "did you mean model.n_layer?"});
+  ExpectMentions(ErrorOf("modle: {family: gpt2}"), {"modle", "did you mean model?"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {node_limt: 3}"),
+                 {"planner.node_limt", "did you mean planner.node_limit?"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\ntraining: {optimiser: sgd}"),
+                 {"training.optimiser", "did you mean training.optimizer?"});
+}
+
+TEST(ConfigRejects, UnknownKeyFromTheCommandLineNamesTheOverride) {
+  ExpectMentions(ErrorOf("model: {family: gpt2}", {"model.batchsize=3"}),
+                 {"model.batchsize", "--set model.batchsize=3", "did you mean model.batch?"});
+}
+
+TEST(ConfigRejects, KeysOfAnotherFamilyOrOptimizer) {
+  ExpectMentions(ErrorOf("model: {family: resnet, n_head: 4}"),
+                 {"model.n_head", "does not apply to family resnet"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\ntraining: {optimizer: adam, momentum: 0.9}"),
+                 {"training.momentum", "does not apply to optimizer adam"});
+}
+
+TEST(ConfigRejects, UnknownFamilyOptimizerDtypeOrDevice) {
+  ExpectMentions(ErrorOf("model: {family: gpt3}"),
+                 {"model.family", "unknown value 'gpt3'", "gpt2", "mobilenet_v2"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\ntraining: {optimizer: lamb}"),
+                 {"training.optimizer", "'lamb'", "sgd, adam or adamw"});
+  ExpectMentions(ErrorOf("model: {family: gpt2, dtype: float8}"), {"model.dtype", "float8"});
+  ExpectMentions(ErrorOf("model: {family: gpt2, device: tpu}"), {"model.device", "tpu"});
+  ExpectMentions(ErrorOf("model: {n_layer: 2}"), {"model.family", "is missing"});
+}
+
+TEST(ConfigRejects, NonPositiveOrMistypedDimensions) {
+  ExpectMentions(ErrorOf("model: {family: gpt2, n_layer: 0}"),
+                 {"model.n_layer", "must be positive", "0"});
+  ExpectMentions(ErrorOf("model: {family: gpt2, batch: -2}"), {"model.batch", "must be positive"});
+  ExpectMentions(ErrorOf("model: {family: resnet, image_size: 0}"),
+                 {"model.image_size", "positive"});
+  ExpectMentions(ErrorOf("model: {family: gpt2, n_embd: big}"),
+                 {"model.n_embd", "must be an integer", "'big'"});
+  ExpectMentions(ErrorOf("model: {family: gpt2, n_embd: [1, 2]}"), {"model.n_embd", "list"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}", {"model.batch=0"}),
+                 {"model.batch", "--set model.batch=0", "positive"});
+}
+
+TEST(ConfigRejects, EmbeddingWidthNotDivisibleByHeads) {
+  ExpectMentions(ErrorOf("model: {family: gpt2, n_embd: 1600, n_head: 24}"),
+                 {"model.n_embd", "1600", "not divisible by model.n_head (24)"});
+}
+
+TEST(ConfigRejects, OtherInconsistentShapes) {
+  ExpectMentions(ErrorOf("model: {family: gpt2, seq_len: 2048}"), {"model.seq_len", "n_positions"});
+  ExpectMentions(ErrorOf("model: {family: vit, image_size: 100}"),
+                 {"model.image_size", "patch_size"});
+  ExpectMentions(ErrorOf("model: {family: resnet, depth: 20}"), {"model.depth", "18, 34, 50"});
+  ExpectMentions(ErrorOf("model: {family: alexnet, image_size: 32}"),
+                 {"model.image_size", "too small"});
+  ExpectMentions(ErrorOf("model: {family: gpt2, dropout: 1.5}"), {"model.dropout", "[0, 1)"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\ntraining: {optimizer: sgd, nesterov: true}"),
+                 {"training.nesterov", "momentum"});
+}
+
+TEST(ConfigRejects, YamlSyntaxErrorsWithLineAndColumn) {
+  ExpectMentions(ErrorOf("model:\n  family: gpt2\n  n_layer: [1, 2\n"),
+                 {"conf.yaml", "YAML syntax error at line", "column"});
+  const std::string e = ErrorOf("model:\n  family: gpt2\n bad: : x\n");
+  ExpectMentions(e, {"conf.yaml", "line 3", "column"});
+}
+
+TEST(ConfigRejects, MalformedOverrides) {
+  ExpectMentions(ErrorOf("model: {family: gpt2}", {"model.batch"}),
+                 {"--set model.batch", "KEY=VALUE"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}", {"model..batch=2"}), {"empty key segment"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}", {"model.family.x=2"}),
+                 {"model.family", "not a section"});
+}
+
+TEST(ConfigRejects, ASectionThatIsNotAMapping) {
+  ExpectMentions(ErrorOf("model: 3"), {"model", "mapping"});
+  ExpectMentions(ErrorOf("- 1\n- 2\n"), {"conf.yaml", "mapping"});
+}
+
+TEST(ClosestKey, PrefersTheSmallestEditDistanceAndGivesUpWhenFar) {
+  EXPECT_EQ(ClosestKey("n_embed", {"n_embd", "n_head", "n_layer"}), "n_embd");
+  EXPECT_EQ(ClosestKey("zzzzzzzzzz", {"n_embd", "n_head"}), "");
+}
+
+}  // namespace
+}  // namespace roam::gen

@@ -1,0 +1,95 @@
+// Fidelity: roam's generated graphs against PyTorch 1.13's own eager training step, recorded
+// op by op at the dispatcher (tests/gen/data/torch_reference.py wrote the .ops files).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gen/config.h"
+#include "gen/generate.h"
+
+namespace roam::gen {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Compiled in (not read from the environment) because test discovery lists the cases too.
+std::string DataDir() { return ROAM_GEN_DATA_DIR; }
+
+struct Step {
+  std::string phase, name, sizes;
+  bool operator==(const Step&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Step& s) {
+  return os << s.phase << " " << s.name << " [" << s.sizes << "]";
+}
+
+std::vector<Step> ReadOps(const std::string& path) {
+  std::vector<Step> steps;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    Step s;
+    fields >> s.phase >> s.name >> s.sizes;
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+// The same view of a generated graph: ordering tensors (kind control) are roam's own.
+std::vector<Step> Steps(const Graph& g) {
+  std::vector<Step> steps;
+  for (OpId op : g.program_order) {
+    Step s;
+    s.phase = std::string(ToString(g.ops[static_cast<size_t>(op)].phase));
+    s.name = g.ops[static_cast<size_t>(op)].name.substr(5);  // drop "aten."
+    for (TensorId t : g.ops[static_cast<size_t>(op)].outputs) {
+      if (g.tensors[static_cast<size_t>(t)].kind == TensorKind::kControl) continue;
+      s.sizes +=
+          (s.sizes.empty() ? "" : ",") + std::to_string(g.tensors[static_cast<size_t>(t)].size);
+    }
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+std::vector<std::string> GoldenCases() {
+  std::vector<std::string> cases;
+  for (const auto& entry : fs::directory_iterator(DataDir()))
+    if (entry.path().extension() == ".yaml") cases.push_back(entry.path().stem().string());
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+TEST(TorchGolden, EveryCaseHasARecordedTrace) {
+  const auto cases = GoldenCases();
+  EXPECT_GE(cases.size(), 10u);
+  for (const std::string& c : cases) EXPECT_TRUE(fs::exists(DataDir() + "/" + c + ".ops")) << c;
+}
+
+class TorchGoldenCase : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TorchGoldenCase, GeneratedOpsMatchPyTorchsOpForOpWithOutputSizes) {
+  const std::string base = DataDir() + "/" + GetParam();
+  const std::vector<Step> expected = ReadOps(base + ".ops");
+  const std::vector<Step> actual = Steps(GenerateGraph(LoadConfig(base + ".yaml")));
+  ASSERT_FALSE(expected.empty());
+  for (size_t i = 0; i < std::min(expected.size(), actual.size()); ++i)
+    ASSERT_EQ(actual[i], expected[i]) << "first difference at op " << i;
+  EXPECT_EQ(actual.size(), expected.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, TorchGoldenCase, ::testing::ValuesIn(GoldenCases()),
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace roam::gen
