@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   AddValidateCommand(app, action);
   AddExportGraphCommand(app, action);
   AddPartitionCommand(app, action);
+  AddLayoutCommand(app, action);
+  AddOptimizeCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -113,7 +113,7 @@ V Ops::UnsafeView(V x, const Shape& shape) {
 }
 
 V Ops::T(V x) {
-  const TensorMeta& m = t_.meta(x);
+  const TensorMeta m = t_.meta(x);  // a copy: emitting grows the tape
   if (m.shape.size() != 2) Bug("t() of a tensor that is not 2-D");
   V out = t_.EmitView("aten.t", x, {m.shape[1], m.shape[0]}, {m.strides[1], m.strides[0]});
   t_.Record({out}, {x}, [this](Tape&, const std::vector<V>& g, const std::vector<bool>&) {
@@ -123,7 +123,7 @@ V Ops::T(V x) {
 }
 
 V Ops::Transpose(V x, std::int64_t d0, std::int64_t d1) {
-  const TensorMeta& m = t_.meta(x);
+  const TensorMeta m = t_.meta(x);  // a copy: emitting grows the tape
   d0 = WrapDim(d0, t_.dim(x));
   d1 = WrapDim(d1, t_.dim(x));
   Shape shape = m.shape, strides = m.strides;
@@ -137,7 +137,7 @@ V Ops::Transpose(V x, std::int64_t d0, std::int64_t d1) {
 }
 
 V Ops::Permute(V x, const std::vector<std::int64_t>& dims) {
-  const TensorMeta& m = t_.meta(x);
+  const TensorMeta m = t_.meta(x);  // a copy: emitting grows the tape
   Shape shape(dims.size()), strides(dims.size());
   std::vector<std::int64_t> inverse(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -153,7 +153,7 @@ V Ops::Permute(V x, const std::vector<std::int64_t>& dims) {
 }
 
 V Ops::Expand(V x, const Shape& shape) {
-  const TensorMeta& m = t_.meta(x);
+  const TensorMeta m = t_.meta(x);  // a copy: emitting grows the tape
   const size_t lead = shape.size() - m.shape.size();
   Shape strides(shape.size(), 0);
   for (size_t i = lead; i < shape.size(); ++i)
@@ -168,7 +168,7 @@ V Ops::Expand(V x, const Shape& shape) {
 V Ops::Detach(V x) { return t_.EmitView("aten.detach", x, t_.shape(x), t_.meta(x).strides); }
 
 V Ops::Slice(V x, std::int64_t dim, std::int64_t start, std::int64_t end) {
-  const TensorMeta& m = t_.meta(x);
+  const TensorMeta m = t_.meta(x);  // a copy: emitting grows the tape
   dim = WrapDim(dim, t_.dim(x));
   Shape shape = m.shape;
   shape[U(dim)] = end - start;
@@ -180,7 +180,7 @@ V Ops::Slice(V x, std::int64_t dim, std::int64_t start, std::int64_t end) {
 }
 
 V Ops::Select(V x, std::int64_t dim, std::int64_t /*index*/) {
-  const TensorMeta& m = t_.meta(x);
+  const TensorMeta m = t_.meta(x);  // a copy: emitting grows the tape
   dim = WrapDim(dim, t_.dim(x));
   Shape shape = m.shape, strides = m.strides;
   shape.erase(shape.begin() + dim);
@@ -193,7 +193,7 @@ V Ops::Select(V x, std::int64_t dim, std::int64_t /*index*/) {
 }
 
 std::vector<V> Ops::Split(V x, std::int64_t size, std::int64_t dim) {
-  const TensorMeta& m = t_.meta(x);
+  const TensorMeta m = t_.meta(x);  // a copy: emitting grows the tape
   dim = WrapDim(dim, t_.dim(x));
   const std::int64_t n = m.shape[U(dim)] / size;
   std::vector<Shape> shapes(U(n), m.shape), strides(U(n), m.strides);
@@ -312,9 +312,8 @@ V Ops::Mean(V x, const std::vector<std::int64_t>& dims) {
   for (std::int64_t d : dims) shape[U(WrapDim(d, t_.dim(x)))] = 1;
   V out = t_.Emit1("aten.mean", {x}, shape, t_.dtype(x));
   t_.Record({out}, {x},
-            [this, xs = t_.shape(x)](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
+            [xs = t_.shape(x)](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
               V e = t.EmitView("aten.expand", g[0], xs, Shape(xs.size(), 0));
-              (void)this;
               return std::vector<V>{t.Emit1("aten.div", {e}, xs, t.dtype(e))};
             });
   return out;

@@ -228,7 +228,7 @@ void ReadModel(const Reader& r, const YAML::Node& node, ModelConfig& m) {
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string key = it->first.Scalar();
     const std::string path = "model." + key;
-    const YAML::Node& v = it->second;
+    const YAML::Node v = it->second;  // a copy: the iterator yields temporaries
     if (key == "family") continue;
     if (key == "name")
       m.name = r.Scalar(v, path, "a string");
@@ -326,7 +326,7 @@ void ReadTraining(const Reader& r, const YAML::Node& node, TrainingConfig& t) {
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string key = it->first.Scalar();
     const std::string path = "training." + key;
-    const YAML::Node& v = it->second;
+    const YAML::Node v = it->second;  // a copy: the iterator yields temporaries
     auto non_negative = [&](double x) {
       if (x < 0.0) r.Fail(path, v, "must not be negative, got " + v.Scalar());
       return x;
@@ -363,7 +363,7 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, PlannerParams& p) {
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string key = it->first.Scalar();
     const std::string path = "planner." + key;
-    const YAML::Node& v = it->second;
+    const YAML::Node v = it->second;  // a copy: the iterator yields temporaries
     auto non_negative = [&](double x) {
       if (x < 0.0) r.Fail(path, v, "must not be negative, got " + v.Scalar());
       return x;

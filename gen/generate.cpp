@@ -81,12 +81,12 @@ V IndexSlice(Ops& ops, V x, std::int64_t dim, std::int64_t stop = -1) {
   return ops.Slice(x, dim, 0, stop < 0 ? length : stop);
 }
 
-V Finish(Net& n, V loss, const TrainingConfig& training, Graph* graph) {
+// loss.backward(); optimizer.step().
+Graph Finish(Net& n, V loss, const TrainingConfig& training) {
   n.tape.MarkOutput(loss);
   n.tape.Backward(loss);
   EmitOptimizerStep(n.tape, n.params, training);
-  *graph = n.tape.Finish();
-  return loss;
+  return n.tape.Finish();
 }
 
 // ---- GPT-2 (nanoGPT's model.py, attention without the flash path) -------------------------
@@ -143,9 +143,7 @@ Graph Gpt2(const ModelConfig& m, const TrainingConfig& training) {
   x = o.LayerNorm(x, ln_f.w, ln_f.b);
   const V logits = o.View(o.Linear(x, lm_head, kNone), {B * T, m.vocab});
   V loss = o.CrossEntropy(logits, o.View(targets, {B * T}));
-  Graph g;
-  Finish(n, loss, training, &g);
-  return g;
+  return Finish(n, loss, training);
 }
 
 // ---- BERT (BertModel with a masked-LM loss through the tied word embedding) ----------------
@@ -207,9 +205,7 @@ Graph Bert(const ModelConfig& m, const TrainingConfig& training) {
   o.Tanh(o.Linear(first, pooler.w, pooler.b));
   const V logits = o.View(o.Linear(x, word, kNone), {B * T, m.vocab});
   V loss = o.CrossEntropy(logits, o.View(labels, {B * T}));
-  Graph g;
-  Finish(n, loss, training, &g);
-  return g;
+  return Finish(n, loss, training);
 }
 
 // ---- ViT (torchvision 0.14 VisionTransformer, nn.MultiheadAttention) ----------------------
@@ -269,9 +265,7 @@ Graph Vit(const ModelConfig& m, const TrainingConfig& training) {
   x = o.LayerNorm(x, ln.w, ln.b);
   x = o.Select(IndexSlice(o, x, 0), 1, 0);
   V loss = o.CrossEntropy(o.Linear(x, head.w, head.b), labels);
-  Graph g;
-  Finish(n, loss, training, &g);
-  return g;
+  return Finish(n, loss, training);
 }
 
 // ---- ResNet (torchvision) -------------------------------------------------------------------
@@ -352,9 +346,7 @@ Graph Resnet(const ModelConfig& m, const TrainingConfig& training) {
   x = o.AdaptiveAvgPool2d(x, 1, 1);
   x = o.Reshape(x, {m.batch, 512 * expansion});
   V loss = o.CrossEntropy(o.Linear(x, fc.w, fc.b), labels);
-  Graph g;
-  Finish(n, loss, training, &g);
-  return g;
+  return Finish(n, loss, training);
 }
 
 // ---- VGG and AlexNet (torchvision) --------------------------------------------------------
@@ -426,9 +418,7 @@ Graph Vgg(const ModelConfig& m, const TrainingConfig& training) {
   }
   x = o.Reshape(o.AdaptiveAvgPool2d(x, 7, 7), {m.batch, 512 * 7 * 7});
   V loss = o.CrossEntropy(Classifier(n, cls, x, m.dropout, false), labels);
-  Graph g;
-  Finish(n, loss, training, &g);
-  return g;
+  return Finish(n, loss, training);
 }
 
 Graph Alexnet(const ModelConfig& m, const TrainingConfig& training) {
@@ -451,9 +441,7 @@ Graph Alexnet(const ModelConfig& m, const TrainingConfig& training) {
   x = o.MaxPool2d(o.ReluInPlace(ApplyConv(n, c5, x)), 3, 2, 0);
   x = o.Reshape(o.AdaptiveAvgPool2d(x, 6, 6), {m.batch, 256 * 6 * 6});
   V loss = o.CrossEntropy(Classifier(n, cls, x, m.dropout, true), labels);
-  Graph g;
-  Finish(n, loss, training, &g);
-  return g;
+  return Finish(n, loss, training);
 }
 
 // ---- MobileNetV2 (torchvision) --------------------------------------------------------------
@@ -526,9 +514,7 @@ Graph MobilenetV2(const ModelConfig& m, const TrainingConfig& training) {
   x = o.Reshape(o.AdaptiveAvgPool2d(x, 1, 1), {m.batch, last_channel});
   x = o.Dropout(x, m.dropout);
   V loss = o.CrossEntropy(o.Linear(x, fc.w, fc.b), labels);
-  Graph g;
-  Finish(n, loss, training, &g);
-  return g;
+  return Finish(n, loss, training);
 }
 
 }  // namespace

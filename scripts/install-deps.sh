@@ -9,10 +9,10 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3
+  # tools/torch_export and its CTest suite (run with /usr/bin/python3); about 180 packages,
+  # roughly two minutes to install.
+  python3-torch python3-torchvision python3-yaml
 )
-if [[ "${ROAM_WITH_TORCH:-0}" == 1 ]]; then
-  packages+=(python3-torch python3-torchvision python3-yaml)
-fi
 
 missing=()
 for p in "${packages[@]}"; do

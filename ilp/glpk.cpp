@@ -1,0 +1,438 @@
+#include "ilp/glpk.h"
+
+#include <glpk.h>
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace roam::ilp {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+size_t U(int i) { return static_cast<size_t>(i); }
+
+// Problems alive on this thread; the thread's GLPK environment is freed when it drops to 0.
+thread_local int live_problems = 0;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+int MsgLevel(int level) {
+  switch (level) {
+    case 0:
+      return GLP_MSG_OFF;
+    case 1:
+      return GLP_MSG_ERR;
+    case 2:
+      return GLP_MSG_ON;
+    default:
+      return GLP_MSG_ALL;
+  }
+}
+
+// GLPK prints in fragments; the sink gets whole lines.
+struct TermSink {
+  const std::function<void(std::string_view)>* log = nullptr;
+  std::string pending;
+  void Flush() {
+    if (!pending.empty() && log != nullptr && *log) (*log)(pending);
+    pending.clear();
+  }
+};
+
+int TermHook(void* info, const char* text) {
+  auto* sink = static_cast<TermSink*>(info);
+  for (const char* c = text; *c != '\0'; ++c) {
+    if (*c == '\n')
+      sink->Flush();
+    else
+      sink->pending.push_back(*c);
+  }
+  return 1;  // non-zero: GLPK must not write to the terminal itself
+}
+
+struct CallbackState {
+  const std::vector<double>* incumbent = nullptr;  // 1-based, as glp_ios_heur_sol wants it
+  bool injected = false;
+  Clock::time_point deadline;
+  std::optional<double> stop_at;
+  bool integral_objective = false;
+  double bound = -kInf;  // best bound seen in the tree
+  bool stopped_by_us = false;
+  bool proven_optimal = false;
+};
+
+double RoundBound(double bound, bool integral) {
+  return integral && std::isfinite(bound) ? std::ceil(bound - 1e-6) : bound;
+}
+
+void Callback(glp_tree* tree, void* info) {
+  auto* state = static_cast<CallbackState*>(info);
+  if (glp_ios_reason(tree) == GLP_IHEUR && state->incumbent != nullptr && !state->injected) {
+    // The first heuristic request comes right after the root LP. GLPK accepts the solution
+    // only if it beats its own incumbent; either way we never ask again.
+    state->injected = true;
+    glp_ios_heur_sol(tree, state->incumbent->data());
+  }
+  if (int best = glp_ios_best_node(tree); best != 0)
+    state->bound = std::max(state->bound, glp_ios_node_bound(tree, best));
+  glp_prob* prob = glp_ios_get_prob(tree);
+  if (glp_mip_status(prob) == GLP_FEAS) {
+    const double objective = glp_mip_obj_val(prob);
+    if (RoundBound(state->bound, state->integral_objective) >= objective - 1e-6) {
+      state->stopped_by_us = state->proven_optimal = true;
+      glp_ios_terminate(tree);
+      return;
+    }
+    if (state->stop_at && objective <= *state->stop_at + 1e-9) {
+      state->stopped_by_us = true;
+      glp_ios_terminate(tree);
+      return;
+    }
+  }
+  if (Clock::now() >= state->deadline) {
+    state->stopped_by_us = true;
+    glp_ios_terminate(tree);
+  }
+}
+
+int RemainingMs(Clock::time_point deadline) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(ms, 1, INT_MAX));
+}
+
+int BoundType(double lower, double upper) {
+  const bool has_lower = std::isfinite(lower), has_upper = std::isfinite(upper);
+  if (has_lower && has_upper) return lower == upper ? GLP_FX : GLP_DB;
+  if (has_lower) return GLP_LO;
+  if (has_upper) return GLP_UP;
+  return GLP_FR;
+}
+
+}  // namespace
+
+std::string_view ToString(ModelStatus status) {
+  switch (status) {
+    case ModelStatus::kOptimal:
+      return "optimal";
+    case ModelStatus::kFeasibleTimeLimit:
+      return "feasible at time limit";
+    case ModelStatus::kInfeasible:
+      return "infeasible";
+    case ModelStatus::kNoSolutionTimeLimit:
+      return "no solution at time limit";
+    case ModelStatus::kError:
+      return "error";
+  }
+  return "?";
+}
+
+std::string_view ToString(CallOutcome outcome) {
+  return outcome == CallOutcome::kOk ? "ok" : "error";
+}
+
+MappedStatus MapGlpkStatus(int ret, int mip_status, bool stopped_by_us, bool proven_optimal) {
+  const bool feasible = mip_status == GLP_FEAS || mip_status == GLP_OPT;
+  switch (ret) {
+    case 0:
+      if (mip_status == GLP_OPT) return {CallOutcome::kOk, ModelStatus::kOptimal};
+      if (mip_status == GLP_NOFEAS) return {CallOutcome::kOk, ModelStatus::kInfeasible};
+      if (mip_status == GLP_FEAS) return {CallOutcome::kOk, ModelStatus::kFeasibleTimeLimit};
+      return {CallOutcome::kError, ModelStatus::kError};
+    case GLP_EMIPGAP:  // the requested relative gap was reached: optimal by our definition
+      return {CallOutcome::kOk, feasible ? ModelStatus::kOptimal : ModelStatus::kError};
+    case GLP_ETMLIM:
+      return {CallOutcome::kOk,
+              feasible ? ModelStatus::kFeasibleTimeLimit : ModelStatus::kNoSolutionTimeLimit};
+    case GLP_ESTOP:
+      if (!stopped_by_us) return {CallOutcome::kError, ModelStatus::kError};
+      if (feasible && proven_optimal) return {CallOutcome::kOk, ModelStatus::kOptimal};
+      return {CallOutcome::kOk,
+              feasible ? ModelStatus::kFeasibleTimeLimit : ModelStatus::kNoSolutionTimeLimit};
+    case GLP_ENOPFS:  // the LP relaxation (hence the MIP) has no primal feasible point
+      return {CallOutcome::kOk, ModelStatus::kInfeasible};
+    default:  // GLP_EBOUND, GLP_EROOT, GLP_EFAIL, GLP_ENODFS (unbounded), ...
+      return {CallOutcome::kError, ModelStatus::kError};
+  }
+}
+
+Problem::Problem() : prob_(glp_create_prob()), owner_(std::this_thread::get_id()) {
+  ++live_problems;
+  glp_set_obj_dir(prob_, GLP_MIN);
+}
+
+Problem::~Problem() {
+  if (prob_ == nullptr) return;
+  CheckThread();
+  glp_delete_prob(prob_);
+  if (--live_problems == 0) glp_free_env();
+}
+
+Problem::Problem(Problem&& other) noexcept { *this = std::move(other); }
+
+Problem& Problem::operator=(Problem&& other) noexcept {
+  if (this == &other) return *this;
+  if (prob_ != nullptr) {
+    glp_delete_prob(prob_);
+    if (--live_problems == 0) glp_free_env();
+  }
+  prob_ = std::exchange(other.prob_, nullptr);
+  owner_ = other.owner_;
+  solved_ = other.solved_;
+  columns_ = std::move(other.columns_);
+  row_lower_ = std::move(other.row_lower_);
+  row_upper_ = std::move(other.row_upper_);
+  row_begin_ = std::move(other.row_begin_);
+  entry_col_ = std::move(other.entry_col_);
+  entry_val_ = std::move(other.entry_val_);
+  objective_constant_ = other.objective_constant_;
+  other.row_begin_ = {0};
+  return *this;
+}
+
+void Problem::CheckThread() const {
+  if (std::this_thread::get_id() != owner_)
+    throw std::logic_error("ilp::Problem used on a thread other than the one that created it");
+}
+
+int Problem::AddColumn(ColumnKind kind, double lower, double upper, double objective) {
+  if (kind == ColumnKind::kBinary) {
+    lower = std::max(lower, 0.0);
+    upper = std::min(upper, 1.0);
+  }
+  columns_.push_back({kind, lower, upper, objective});
+  return num_columns() - 1;
+}
+
+int Problem::AddRow(std::span<const std::pair<int, double>> terms, double lower, double upper) {
+  std::vector<std::pair<int, double>> sorted(terms.begin(), terms.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    double sum = 0.0;
+    for (; j < sorted.size() && sorted[j].first == sorted[i].first; ++j) sum += sorted[j].second;
+    if (sorted[i].first < 0 || sorted[i].first >= num_columns())
+      throw std::out_of_range("ilp::Problem::AddRow: no column " + std::to_string(sorted[i].first));
+    if (sum != 0.0) {
+      entry_col_.push_back(sorted[i].first);
+      entry_val_.push_back(sum);
+    }
+    i = j;
+  }
+  row_begin_.push_back(static_cast<int>(entry_col_.size()));
+  row_lower_.push_back(lower);
+  row_upper_.push_back(upper);
+  return num_rows() - 1;
+}
+
+double Problem::Objective(std::span<const double> values) const {
+  double sum = objective_constant_;
+  for (size_t j = 0; j < columns_.size(); ++j) sum += columns_[j].objective * values[j];
+  return sum;
+}
+
+std::string Problem::CheckFeasible(std::span<const double> values, double tolerance) const {
+  std::ostringstream msg;
+  if (values.size() != columns_.size()) {
+    msg << values.size() << " values for " << columns_.size() << " columns";
+    return msg.str();
+  }
+  for (size_t j = 0; j < columns_.size(); ++j) {
+    const Column& c = columns_[j];
+    if (values[j] < c.lower - tolerance || values[j] > c.upper + tolerance ||
+        (c.kind != ColumnKind::kContinuous &&
+         std::abs(values[j] - std::round(values[j])) > tolerance)) {
+      msg << "column " << j << " = " << values[j] << " violates its bounds [" << c.lower << ", "
+          << c.upper << "] or integrality";
+      return msg.str();
+    }
+  }
+  for (int i = 0; i < num_rows(); ++i) {
+    double sum = 0.0;
+    for (int k = row_begin_[U(i)]; k < row_begin_[U(i) + 1]; ++k)
+      sum += entry_val_[U(k)] * values[U(entry_col_[U(k)])];
+    if (sum < row_lower_[U(i)] - tolerance || sum > row_upper_[U(i)] + tolerance) {
+      msg << "row " << i << " = " << sum << " violates [" << row_lower_[U(i)] << ", "
+          << row_upper_[U(i)] << "]";
+      return msg.str();
+    }
+  }
+  return {};
+}
+
+SolveResult Problem::Solve(const SolveParams& params,
+                           std::optional<std::span<const double>> incumbent) {
+  CheckThread();
+  if (solved_) throw std::logic_error("ilp::Problem::Solve called twice");
+  solved_ = true;
+  const auto started = Clock::now();
+  const auto deadline =
+      started + std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double>(std::max(params.time_limit_s, 0.0)));
+  SolveResult result;
+  const int n = num_columns(), m = num_rows();
+
+  std::vector<double> warm;  // 1-based copy of the incumbent
+  double warm_objective = kInf;
+  if (incumbent) {
+    if (std::string problem = CheckFeasible(*incumbent); !problem.empty())
+      throw std::invalid_argument("ilp::Problem::Solve: infeasible incumbent: " + problem);
+    warm.assign(1, 0.0);
+    warm.insert(warm.end(), incumbent->begin(), incumbent->end());
+    for (int j = 0; j < n; ++j)
+      if (columns_[U(j)].kind != ColumnKind::kContinuous)
+        warm[U(j) + 1] = std::round(warm[U(j) + 1]);
+    warm_objective = Objective(std::span<const double>(warm).subspan(1));
+  }
+
+  bool integral_objective = objective_constant_ == std::round(objective_constant_);
+  double static_bound = objective_constant_;
+  for (const Column& c : columns_) {
+    if (c.objective == 0.0) continue;
+    if (c.kind == ColumnKind::kContinuous || c.objective != std::round(c.objective))
+      integral_objective = false;
+    static_bound += c.objective * (c.objective > 0 ? c.lower : c.upper);
+  }
+  if (std::isnan(static_bound)) static_bound = -kInf;
+
+  if (n == 0) {  // GLPK refuses empty problems; the answer is the constant
+    const std::string problem = CheckFeasible({});
+    result.status = problem.empty() ? ModelStatus::kOptimal : ModelStatus::kInfeasible;
+    result.has_solution = problem.empty();
+    result.objective = result.best_bound = objective_constant_;
+    result.gap = 0.0;
+    result.message = problem.empty() ? "no columns" : "no columns; " + problem;
+    return result;
+  }
+
+  // Load the model once.
+  if (n > 0) glp_add_cols(prob_, n);
+  if (m > 0) glp_add_rows(prob_, m);
+  glp_set_obj_coef(prob_, 0, objective_constant_);
+  for (int j = 0; j < n; ++j) {
+    const Column& c = columns_[U(j)];
+    glp_set_col_kind(prob_, j + 1, c.kind == ColumnKind::kContinuous ? GLP_CV : GLP_IV);
+    glp_set_col_bnds(prob_, j + 1, BoundType(c.lower, c.upper),
+                     std::isfinite(c.lower) ? c.lower : 0, std::isfinite(c.upper) ? c.upper : 0);
+    glp_set_obj_coef(prob_, j + 1, c.objective);
+  }
+  for (int i = 0; i < m; ++i) {
+    const double lo = row_lower_[U(i)], up = row_upper_[U(i)];
+    glp_set_row_bnds(prob_, i + 1, BoundType(lo, up), std::isfinite(lo) ? lo : 0,
+                     std::isfinite(up) ? up : 0);
+  }
+  {
+    std::vector<int> ia(1, 0), ja(1, 0);
+    std::vector<double> ar(1, 0.0);
+    ia.reserve(entry_col_.size() + 1);
+    ja.reserve(entry_col_.size() + 1);
+    ar.reserve(entry_col_.size() + 1);
+    for (int i = 0; i < m; ++i) {
+      for (int k = row_begin_[U(i)]; k < row_begin_[U(i) + 1]; ++k) {
+        ia.push_back(i + 1);
+        ja.push_back(entry_col_[U(k)] + 1);
+        ar.push_back(entry_val_[U(k)]);
+      }
+    }
+    glp_load_matrix(prob_, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+  }
+
+  TermSink sink;
+  sink.log = &params.log;
+  glp_term_hook(TermHook, &sink);
+
+  CallbackState state;
+  state.incumbent = incumbent ? &warm : nullptr;
+  state.deadline = deadline;
+  state.stop_at = params.stop_at_objective;
+  state.integral_objective = integral_objective;
+
+  // Root LP first (glp_intopt's own MIP presolver renumbers the columns, which would make
+  // the warm start unusable in the callback), then branch-and-cut on the original columns.
+  glp_smcp smcp;
+  glp_init_smcp(&smcp);
+  smcp.msg_lev = MsgLevel(params.log_level);
+  smcp.tm_lim = RemainingMs(deadline);
+  smcp.presolve = params.presolve ? GLP_ON : GLP_OFF;
+  int ret = glp_simplex(prob_, &smcp);
+  int mip_status = GLP_UNDEF;
+  if (ret == 0 && glp_get_status(prob_) == GLP_NOFEAS) ret = GLP_ENOPFS;
+  if (ret == 0 && glp_get_status(prob_) != GLP_OPT) ret = GLP_EFAIL;
+  if (ret == 0) {
+    state.bound = glp_get_obj_val(prob_);
+    glp_iocp iocp;
+    glp_init_iocp(&iocp);
+    iocp.msg_lev = MsgLevel(params.log_level);
+    iocp.tm_lim = RemainingMs(deadline);
+    iocp.mip_gap = params.mip_gap;
+    iocp.presolve = GLP_OFF;
+    const int cuts = params.cuts ? GLP_ON : GLP_OFF;
+    iocp.gmi_cuts = iocp.mir_cuts = iocp.cov_cuts = iocp.clq_cuts = cuts;
+    iocp.cb_func = Callback;
+    iocp.cb_info = &state;
+    ret = glp_intopt(prob_, &iocp);
+    mip_status = glp_mip_status(prob_);
+  }
+  sink.Flush();
+  glp_term_hook(nullptr, nullptr);
+
+  const MappedStatus mapped =
+      MapGlpkStatus(ret, mip_status, state.stopped_by_us, state.proven_optimal);
+  result.call = mapped.call;
+  result.status = mapped.status;
+  result.glpk_return = ret;
+  const bool glpk_solution = mip_status == GLP_OPT || mip_status == GLP_FEAS;
+  if (glpk_solution && result.status != ModelStatus::kError) {
+    result.values.resize(U(n));
+    for (int j = 0; j < n; ++j) {
+      double v = glp_mip_col_val(prob_, j + 1);
+      if (columns_[U(j)].kind != ColumnKind::kContinuous) v = std::round(v);
+      result.values[U(j)] = v;
+    }
+    result.objective = Objective(result.values);
+    result.has_solution = true;
+  }
+  std::ostringstream msg;
+  msg << "GLPK returned " << ret << ", " << ToString(result.status);
+  if (incumbent) {
+    if (result.status == ModelStatus::kInfeasible) {
+      // GLPK contradicts a solution we checked ourselves: a numerical failure on its side.
+      result.call = CallOutcome::kError;
+      result.status = ModelStatus::kError;
+      msg << "; GLPK claims infeasibility but the warm start is feasible";
+    }
+    if (!result.has_solution || result.objective > warm_objective + 1e-9) {
+      result.values.assign(warm.begin() + 1, warm.end());
+      result.objective = warm_objective;
+      result.has_solution = true;
+      result.from_incumbent = true;
+      if (result.status == ModelStatus::kNoSolutionTimeLimit)
+        result.status = ModelStatus::kFeasibleTimeLimit;
+      msg << "; kept the warm start";
+    }
+  }
+  if (result.status == ModelStatus::kOptimal) {
+    result.best_bound = result.objective;
+  } else {
+    result.best_bound = RoundBound(std::max(state.bound, static_bound), integral_objective);
+    if (result.has_solution) {
+      result.best_bound = std::min(result.best_bound, result.objective);
+      if (result.best_bound >= result.objective - 1e-9 && result.call == CallOutcome::kOk)
+        result.status = ModelStatus::kOptimal;  // e.g. the warm start meets the bound
+    }
+  }
+  if (result.has_solution) {
+    const double diff = result.objective - result.best_bound;
+    result.gap = diff <= 1e-9 ? 0.0 : diff / std::max(std::abs(result.objective), 1e-9);
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  result.message = msg.str();
+  return result;
+}
+
+}  // namespace roam::ilp

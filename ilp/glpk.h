@@ -1,0 +1,131 @@
+// A thin layer over GLPK (docs/ilp.md): owns the problem object, builds rows sparsely, runs
+// the branch-and-cut with a time limit and a warm-start incumbent, and maps GLPK's return
+// codes onto our own statuses in one place.
+//
+// In: columns (kind, bounds, objective coefficient) and rows (sparse terms, bounds), the
+// objective is always minimised. Out: a SolveResult with the best solution found, its
+// objective, the best proven bound and the relative gap.
+//
+// Threading: GLPK on Debian keeps its environment in thread-local storage, so independent
+// problems may be solved concurrently on different threads. A Problem must be created, solved
+// and destroyed on one thread; when the last Problem of a thread is destroyed the thread's
+// GLPK environment is released with glp_free_env() (otherwise every worker thread that ever
+// solved something would keep its environment, and all memory GLPK allocated in it, until
+// the process exits).
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+struct glp_prob;
+
+namespace roam::ilp {
+
+// Whether the call into GLPK itself went through; kept apart from what it says about the model.
+enum class CallOutcome { kOk, kError };
+
+enum class ModelStatus {
+  kOptimal,              // proven optimal (within SolveParams::mip_gap)
+  kFeasibleTimeLimit,    // a solution, not proven optimal when the time limit struck
+  kInfeasible,           // proven to have no solution
+  kNoSolutionTimeLimit,  // neither a solution nor a proof of infeasibility in time
+  kError,                // GLPK failed; values hold the incumbent when one was given
+};
+std::string_view ToString(ModelStatus status);
+std::string_view ToString(CallOutcome outcome);
+
+enum class ColumnKind { kContinuous, kInteger, kBinary };
+
+struct SolveParams {
+  double time_limit_s = 10.0;  // wall time for the whole solve (root LP and branch-and-cut)
+  double mip_gap = 0.0;        // stop once (incumbent - bound) / |incumbent| is at most this
+  bool presolve = true;        // GLPK's LP presolver for the root relaxation
+  bool cuts = true;            // Gomory, MIR, cover and clique cuts
+  int log_level = 0;           // 0 off, 1 errors, 2 normal, 3 all (GLPK's msg_lev)
+  // Receives GLPK's terminal output line by line; empty = discard it. GLPK never writes to
+  // the terminal through this layer.
+  std::function<void(std::string_view)> log;
+  // Stop as soon as an incumbent with objective <= this is known (e.g. "fits the capacity").
+  std::optional<double> stop_at_objective;
+};
+
+struct SolveResult {
+  CallOutcome call = CallOutcome::kOk;
+  ModelStatus status = ModelStatus::kError;
+  std::vector<double> values;  // one per column when has_solution
+  bool has_solution = false;
+  bool from_incumbent = false;  // values are the warm start: GLPK found nothing better
+  double objective = std::numeric_limits<double>::infinity();
+  double best_bound = -std::numeric_limits<double>::infinity();
+  double gap = std::numeric_limits<double>::infinity();  // relative, 0 when proven optimal
+  double seconds = 0.0;
+  int glpk_return = 0;  // glp_intopt's (or glp_simplex's) return code, for messages
+  std::string message;  // what happened, in words
+};
+
+// The one place GLPK's codes become ours. ret is glp_intopt's return value, mip_status
+// glp_mip_status's; stopped_by_us says the callback terminated the search on purpose
+// (deadline, target objective or an integral bound meeting the incumbent), with
+// proven_optimal telling which.
+struct MappedStatus {
+  CallOutcome call;
+  ModelStatus status;
+};
+MappedStatus MapGlpkStatus(int ret, int mip_status, bool stopped_by_us, bool proven_optimal);
+
+class Problem {
+ public:
+  Problem();
+  ~Problem();
+  Problem(Problem&& other) noexcept;
+  Problem& operator=(Problem&& other) noexcept;
+  Problem(const Problem&) = delete;
+  Problem& operator=(const Problem&) = delete;
+
+  // Returns the 0-based column index. Bounds may be infinite.
+  int AddColumn(ColumnKind kind, double lower, double upper, double objective = 0.0);
+  // lower <= sum(coef * x[col]) <= upper; either bound may be infinite. Repeated columns are
+  // summed and zero coefficients dropped. Returns the 0-based row index.
+  int AddRow(std::span<const std::pair<int, double>> terms, double lower, double upper);
+  void SetObjectiveConstant(double constant) { objective_constant_ = constant; }
+
+  int num_columns() const { return static_cast<int>(columns_.size()); }
+  int num_rows() const { return static_cast<int>(row_lower_.size()); }
+  int num_nonzeros() const { return static_cast<int>(entry_col_.size()); }
+
+  // Objective of an assignment, and the first violated row or bound (empty when feasible).
+  double Objective(std::span<const double> values) const;
+  std::string CheckFeasible(std::span<const double> values, double tolerance = 1e-6) const;
+
+  // Minimises. incumbent, when given, must be feasible (else std::invalid_argument); it is
+  // handed to GLPK as a heuristic solution and the result is never worse than it. Can be
+  // called once per Problem.
+  SolveResult Solve(const SolveParams& params,
+                    std::optional<std::span<const double>> incumbent = std::nullopt);
+
+ private:
+  struct Column {
+    ColumnKind kind;
+    double lower, upper, objective;
+  };
+  void CheckThread() const;
+
+  glp_prob* prob_ = nullptr;
+  std::thread::id owner_;
+  bool solved_ = false;
+  std::vector<Column> columns_;
+  std::vector<double> row_lower_, row_upper_;
+  std::vector<int> row_begin_{0};  // CSR of the rows, then loaded once with glp_load_matrix
+  std::vector<int> entry_col_;
+  std::vector<double> entry_val_;
+  double objective_constant_ = 0.0;
+};
+
+}  // namespace roam::ilp

@@ -1,0 +1,817 @@
+#include "ilp/order_ilp.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <queue>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/types.h"
+
+namespace roam::ilp {
+namespace {
+
+size_t U(int i) { return static_cast<size_t>(i); }
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+enum class Kind { kInternal, kIn, kOut };
+
+// A planned storage the subgraph's ops touch or create (live_through ones are a constant).
+struct SubStorage {
+  StorageId sid = kNoStorage;
+  Bytes size = 0;
+  Kind kind = Kind::kInternal;
+  bool to_end = false;        // resident to the subgraph's last step (output or live_out)
+  int producer = -1;          // local op creating it; -1 for live_in
+  std::vector<int> touchers;  // local ops touching it, producer excluded, sorted
+};
+
+// The subgraph in local indices 0..n-1 (sub.ops order), checked against the graph.
+struct Context {
+  int n = 0;
+  std::vector<OpId> ops;
+  std::vector<int> local_of;  // OpId -> local index or -1
+  std::vector<SubStorage> storages;
+  std::vector<std::vector<int>> preds, succs;  // within the subgraph
+  Bytes through_bytes = 0;
+};
+
+void Sort(std::vector<int>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+Context BuildContext(const Graph& graph, const MemoryModel& model, const Dependencies& deps,
+                     const Subgraph& sub) {
+  Context c;
+  c.n = static_cast<int>(sub.ops.size());
+  c.ops = sub.ops;
+  c.local_of.assign(U(graph.num_ops()), -1);
+  for (int i = 0; i < c.n; ++i) {
+    const OpId op = sub.ops[U(i)];
+    if (op < 0 || op >= graph.num_ops() || c.local_of[U(op)] >= 0)
+      throw std::invalid_argument("subgraph: op " + std::to_string(op) +
+                                  " is out of range or repeated");
+    c.local_of[U(op)] = i;
+  }
+  enum Listed : char { kNotListed, kListedIn, kListedOut, kListedThrough };
+  std::vector<char> listed(model.storages.size(), kNotListed);
+  auto list = [&](const std::vector<StorageId>& ids, Listed how, const char* name) {
+    for (StorageId sid : ids) {
+      if (sid < 0 || U(sid) >= model.storages.size() || !model.storages[U(sid)].planned() ||
+          listed[U(sid)] != kNotListed)
+        throw std::invalid_argument(std::string("subgraph: ") + name + " storage " +
+                                    std::to_string(sid) + " is not planned or listed twice");
+      listed[U(sid)] = how;
+    }
+  };
+  list(sub.live_in, kListedIn, "live_in");
+  list(sub.live_out, kListedOut, "live_out");
+  list(sub.live_through, kListedThrough, "live_through");
+  for (StorageId sid : sub.live_through) c.through_bytes += model.storages[U(sid)].size;
+
+  std::vector<int> index(model.storages.size(), -1);
+  auto producer_of = [&](StorageId sid) {
+    OpId p = graph.tensors[U(model.storages[U(sid)].root)].producer;
+    return p == kNoOp ? -1 : c.local_of[U(p)];
+  };
+  auto describe = [&](StorageId sid) {
+    const Storage& s = model.storages[U(sid)];
+    SubStorage x;
+    x.sid = sid;
+    x.size = s.size;
+    x.producer = producer_of(sid);
+    if (listed[U(sid)] == kListedIn) {
+      if (x.producer >= 0)
+        throw std::invalid_argument("subgraph: live_in storage " + std::to_string(sid) +
+                                    " is created inside the subgraph");
+      x.kind = Kind::kIn;
+    } else if (listed[U(sid)] == kListedOut) {
+      if (x.producer < 0)
+        throw std::invalid_argument("subgraph: live_out storage " + std::to_string(sid) +
+                                    " is not created inside the subgraph");
+      x.kind = Kind::kOut;
+    } else if (x.producer < 0) {
+      throw std::invalid_argument("subgraph: storage " + std::to_string(sid) +
+                                  " is created outside but not listed as live_in or "
+                                  "live_through");
+    }
+    x.to_end = s.output || x.kind == Kind::kOut;
+    index[U(sid)] = static_cast<int>(c.storages.size());
+    c.storages.push_back(std::move(x));
+  };
+  for (int i = 0; i < c.n; ++i) {
+    for (StorageId sid : model.Touches(sub.ops[U(i)])) {
+      if (listed[U(sid)] == kListedThrough) continue;
+      if (index[U(sid)] < 0) describe(sid);
+      SubStorage& x = c.storages[U(index[U(sid)])];
+      if (x.producer != i) x.touchers.push_back(i);
+    }
+  }
+  for (StorageId sid : sub.live_in)
+    if (index[U(sid)] < 0) {
+      if (!model.storages[U(sid)].output)
+        throw std::invalid_argument("subgraph: live_in storage " + std::to_string(sid) +
+                                    " is not touched inside the subgraph");
+      describe(sid);
+    }
+  for (StorageId sid : sub.live_out)
+    if (index[U(sid)] < 0)
+      throw std::invalid_argument("subgraph: live_out storage " + std::to_string(sid) +
+                                  " is not created inside the subgraph");
+  for (SubStorage& x : c.storages) Sort(x.touchers);
+
+  c.preds.resize(U(c.n));
+  c.succs.resize(U(c.n));
+  for (int i = 0; i < c.n; ++i) {
+    for (OpId p : deps.Preds(sub.ops[U(i)])) {
+      const int j = c.local_of[U(p)];
+      if (j < 0) continue;
+      c.preds[U(i)].push_back(j);
+      c.succs[U(j)].push_back(i);
+    }
+  }
+  for (auto& v : c.preds) Sort(v);
+  for (auto& v : c.succs) Sort(v);
+  return c;
+}
+
+// Positions (local op -> step) of an order of the subgraph's ops; throws if it is not a
+// topological permutation.
+std::vector<int> Positions(const Context& c, std::span<const OpId> order) {
+  if (static_cast<int>(order.size()) != c.n)
+    throw std::invalid_argument("subgraph order has " + std::to_string(order.size()) +
+                                " ops, the subgraph " + std::to_string(c.n));
+  std::vector<int> pos(U(c.n), -1);
+  for (int s = 0; s < c.n; ++s) {
+    const OpId op = order[U(s)];
+    const int i = op >= 0 && op < static_cast<OpId>(c.local_of.size()) ? c.local_of[U(op)] : -1;
+    if (i < 0 || pos[U(i)] >= 0)
+      throw std::invalid_argument("subgraph order: op " + std::to_string(op) +
+                                  " is not in the subgraph or repeats");
+    pos[U(i)] = s;
+  }
+  for (int i = 0; i < c.n; ++i)
+    for (int p : c.preds[U(i)])
+      if (pos[U(p)] >= pos[U(i)])
+        throw std::invalid_argument("subgraph order: op " + std::to_string(c.ops[U(i)]) +
+                                    " runs before its predecessor " + std::to_string(c.ops[U(p)]));
+  return pos;
+}
+
+// Peak over num_steps steps when local op i runs at step[i] (several ops may share one).
+Bytes PeakAtSteps(const Context& c, std::span<const int> step, int num_steps) {
+  if (num_steps == 0) return 0;
+  std::vector<Bytes> delta(U(num_steps) + 1, 0);
+  for (const SubStorage& x : c.storages) {
+    const int start = x.kind == Kind::kIn ? 0 : step[U(x.producer)];
+    int end = x.kind == Kind::kIn ? 0 : start;
+    for (int t : x.touchers) end = std::max(end, step[U(t)]);
+    if (x.to_end) end = num_steps - 1;
+    delta[U(start)] += x.size;
+    delta[U(end) + 1] -= x.size;
+  }
+  Bytes live = 0, peak = 0;
+  for (int s = 0; s < num_steps; ++s) peak = std::max(peak, live += delta[U(s)]);
+  return peak + c.through_bytes;
+}
+
+// ---------------------------------------------------------------------------------------
+// Contraction into nodes (single stream). A node is a block of ops that runs contiguously;
+// it keeps the local id of the op it grew from (its head).
+struct Node {
+  bool alive = true;
+  std::vector<int> ops;           // local ops in execution order
+  std::vector<int> preds, succs;  // node ids
+  std::vector<int> starts;        // storage indices created by the block
+  std::vector<int> touches;       // storage indices touched (starts included)
+};
+
+struct Reduced {
+  std::vector<Node> nodes;                      // indexed by head; dead ones merged away
+  std::vector<int> node_of_storage;             // creating node per storage, -1 for live_in
+  std::vector<std::vector<int>> storage_nodes;  // touching nodes per storage (creator too)
+  int contracted = 0;
+  int symmetric = 0;
+  std::vector<std::vector<int>> classes;  // symmetry classes, members in chain order
+};
+
+void Replace(std::vector<int>& v, int from, int to) {
+  for (int& x : v)
+    if (x == from) x = to;
+  Sort(v);
+}
+
+void Erase(std::vector<int>& v, int x) { v.erase(std::remove(v.begin(), v.end(), x), v.end()); }
+
+Reduced Contract(const Context& c, bool contract) {
+  Reduced r;
+  r.nodes.resize(U(c.n));
+  r.node_of_storage.assign(c.storages.size(), -1);
+  r.storage_nodes.resize(c.storages.size());
+  for (int i = 0; i < c.n; ++i) {
+    r.nodes[U(i)].ops = {i};
+    r.nodes[U(i)].preds = c.preds[U(i)];
+    r.nodes[U(i)].succs = c.succs[U(i)];
+  }
+  for (int k = 0; k < static_cast<int>(c.storages.size()); ++k) {
+    const SubStorage& x = c.storages[U(k)];
+    if (x.producer >= 0) {
+      r.node_of_storage[U(k)] = x.producer;
+      r.nodes[U(x.producer)].starts.push_back(k);
+      r.nodes[U(x.producer)].touches.push_back(k);
+      r.storage_nodes[U(k)].push_back(x.producer);
+    }
+    for (int t : x.touchers) {
+      r.nodes[U(t)].touches.push_back(k);
+      r.storage_nodes[U(k)].push_back(t);
+    }
+  }
+  for (Node& node : r.nodes) {
+    Sort(node.starts);
+    Sort(node.touches);
+  }
+  for (auto& v : r.storage_nodes) Sort(v);
+
+  // Merges node `from` into node `into`; the block of `from` goes after (rule 1) or before
+  // (rule 2) the block of `into`.
+  auto merge = [&](int from, int into, bool after) {
+    Node& f = r.nodes[U(from)];
+    Node& t = r.nodes[U(into)];
+    if (after)
+      t.ops.insert(t.ops.end(), f.ops.begin(), f.ops.end());
+    else
+      t.ops.insert(t.ops.begin(), f.ops.begin(), f.ops.end());
+    for (int p : f.preds)
+      if (p != into) {
+        Replace(r.nodes[U(p)].succs, from, into);
+        t.preds.push_back(p);
+      }
+    for (int s : f.succs)
+      if (s != into) {
+        Replace(r.nodes[U(s)].preds, from, into);
+        t.succs.push_back(s);
+      }
+    Erase(t.preds, from);
+    Erase(t.succs, from);
+    Sort(t.preds);
+    Sort(t.succs);
+    for (int k : f.starts) r.node_of_storage[U(k)] = into;
+    for (int k : f.touches) Replace(r.storage_nodes[U(k)], from, into);
+    t.starts.insert(t.starts.end(), f.starts.begin(), f.starts.end());
+    t.touches.insert(t.touches.end(), f.touches.begin(), f.touches.end());
+    Sort(t.starts);
+    Sort(t.touches);
+    f = Node{};
+    f.alive = false;
+    ++r.contracted;
+  };
+
+  for (bool changed = contract; changed;) {
+    changed = false;
+    for (int v = 0; v < c.n; ++v) {
+      Node& node = r.nodes[U(v)];
+      if (!node.alive) continue;
+      // Rule 1: a block creating nothing, with one predecessor, runs right after it.
+      if (node.starts.empty() && node.preds.size() == 1) {
+        merge(v, node.preds[0], true);
+        changed = true;
+        continue;
+      }
+      // Rule 2: a block touching only what it creates, all of it still needed by its one
+      // successor (or to the end), runs right before that successor.
+      if (node.succs.size() != 1 || node.starts.empty() || node.touches != node.starts) continue;
+      const int s = node.succs[0];
+      bool needed = true;
+      for (int k : node.starts) {
+        const auto& users = r.storage_nodes[U(k)];
+        if (!c.storages[U(k)].to_end && !std::binary_search(users.begin(), users.end(), s))
+          needed = false;
+      }
+      if (needed) {
+        merge(v, s, false);
+        changed = true;
+      }
+    }
+  }
+
+  return r;
+}
+
+// Interchangeable blocks: same predecessors and successors, same storages touched but not
+// created, and created storages alike in size, end and users. Swapping two of them in any
+// order leaves every lifetime's length and so the profile unchanged.
+void FindSymmetryClasses(const Context& c, Reduced& r) {
+  std::map<std::vector<std::int64_t>, std::vector<int>> by_key;
+  for (int v = 0; v < c.n; ++v) {
+    const Node& node = r.nodes[U(v)];
+    if (!node.alive) continue;
+    std::vector<std::int64_t> key;
+    auto put = [&](const std::vector<int>& xs) {
+      key.push_back(static_cast<std::int64_t>(xs.size()));
+      key.insert(key.end(), xs.begin(), xs.end());
+    };
+    put(node.preds);
+    put(node.succs);
+    std::vector<int> foreign;
+    std::set_difference(node.touches.begin(), node.touches.end(), node.starts.begin(),
+                        node.starts.end(), std::back_inserter(foreign));
+    put(foreign);
+    std::vector<std::vector<std::int64_t>> created;
+    for (int k : node.starts) {
+      std::vector<std::int64_t> d = {c.storages[U(k)].size, c.storages[U(k)].to_end};
+      for (int u : r.storage_nodes[U(k)])
+        if (u != v) d.push_back(u);
+      created.push_back(std::move(d));
+    }
+    std::sort(created.begin(), created.end());
+    for (auto& d : created) {
+      key.push_back(static_cast<std::int64_t>(d.size()));
+      key.insert(key.end(), d.begin(), d.end());
+    }
+    by_key[key].push_back(v);
+  }
+  for (auto& [key, members] : by_key) {
+    if (members.size() < 2) continue;
+    std::sort(members.begin(), members.end(),
+              [&](int a, int b) { return c.ops[U(a)] < c.ops[U(b)]; });
+    r.classes.push_back(members);
+  }
+}
+
+// A linear expression constant + coef * column (column -1: constant only).
+struct Lin {
+  double constant = 0.0;
+  int col = -1;
+  double coef = 0.0;
+  bool IsConst() const { return col < 0; }
+};
+
+}  // namespace
+
+Subgraph WholeGraph(const Graph& graph) {
+  Subgraph sub;
+  sub.ops.resize(U(graph.num_ops()));
+  std::iota(sub.ops.begin(), sub.ops.end(), 0);
+  return sub;
+}
+
+Subgraph OrderWindow(const Graph& graph, const MemoryModel& model, std::span<const OpId> order,
+                     int begin, int end) {
+  if (begin < 0 || end < begin || end > static_cast<int>(order.size()))
+    throw std::invalid_argument("OrderWindow: bad range");
+  Subgraph sub;
+  sub.ops.assign(order.begin() + begin, order.begin() + end);
+  const auto life = ComputeLifetimes(graph, model, order);
+  for (StorageId sid : model.planned) {
+    const Lifetime& l = life[U(sid)];
+    if (l.end < begin || l.start >= end) continue;
+    const bool before = l.start < begin, after = l.end >= end;
+    if (before && after)
+      sub.live_through.push_back(sid);
+    else if (before)
+      sub.live_in.push_back(sid);
+    else if (after)
+      sub.live_out.push_back(sid);
+  }
+  return sub;
+}
+
+Bytes SubgraphPeak(const Graph& graph, const MemoryModel& model, const Subgraph& sub,
+                   std::span<const OpId> order) {
+  const Context c = BuildContext(graph, model, BuildDependencies(graph), sub);
+  const std::vector<int> pos = Positions(c, order);
+  return PeakAtSteps(c, pos, c.n);
+}
+
+Bytes MultiStreamPeak(const Graph& graph, const MemoryModel& model, const Subgraph& sub,
+                      std::span<const OpId> ops, std::span<const Step> steps, int num_steps) {
+  const Context c = BuildContext(graph, model, BuildDependencies(graph), sub);
+  std::vector<int> step(U(c.n), -1);
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const int i = c.local_of[U(ops[k])];
+    if (i < 0 || steps[k] < 0 || steps[k] >= num_steps)
+      throw std::invalid_argument("MultiStreamPeak: op outside the subgraph or step out of range");
+    step[U(i)] = steps[k];
+  }
+  for (int i = 0; i < c.n; ++i) {
+    if (step[U(i)] < 0) throw std::invalid_argument("MultiStreamPeak: op without a step");
+    for (int p : c.preds[U(i)])
+      if (step[U(p)] >= step[U(i)])
+        throw std::invalid_argument("MultiStreamPeak: op does not follow its predecessor");
+  }
+  return PeakAtSteps(c, step, num_steps);
+}
+
+OrderIlpResult SolveOrderIlp(const Graph& graph, const MemoryModel& model, const Dependencies& deps,
+                             const Subgraph& sub, std::span<const OpId> warm_start,
+                             const OrderIlpParams& params) {
+  const auto started = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  const Context c = BuildContext(graph, model, deps, sub);
+  OrderIlpResult result;
+  const bool multi = params.multi_stream;
+
+  // Warm start: positions of the local ops.
+  std::vector<OpId> warm(warm_start.begin(), warm_start.end());
+  if (warm.empty()) {
+    for (OpId op : graph.program_order)
+      if (c.local_of[U(op)] >= 0) warm.push_back(op);
+  }
+  const std::vector<int> warm_pos = Positions(c, warm);
+  result.warm_start_peak = PeakAtSteps(c, warm_pos, c.n);
+
+  Reduced r = Contract(c, params.contract && !multi);
+  if (params.symmetry_breaking && !multi) FindSymmetryClasses(c, r);
+  result.contracted = r.contracted;
+  std::vector<int> alive;  // node ids
+  for (int v = 0; v < c.n; ++v)
+    if (r.nodes[U(v)].alive) alive.push_back(v);
+  const int num_nodes = static_cast<int>(alive.size());
+  result.nodes = num_nodes;
+  const int num_steps =
+      multi ? (params.multi_stream_steps > 0 ? params.multi_stream_steps : c.n) : num_nodes;
+
+  // Topological order of the nodes (Kahn), smallest warm position of the head first.
+  std::vector<int> topo;
+  {
+    std::vector<int> missing(U(c.n), 0);
+    using Item = std::pair<int, int>;  // (warm position, node)
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+    for (int v : alive) {
+      missing[U(v)] = static_cast<int>(r.nodes[U(v)].preds.size());
+      if (missing[U(v)] == 0) ready.push({warm_pos[U(v)], v});
+    }
+    while (!ready.empty()) {
+      const int v = ready.top().second;
+      ready.pop();
+      topo.push_back(v);
+      for (int s : r.nodes[U(v)].succs)
+        if (--missing[U(s)] == 0) ready.push({warm_pos[U(s)], s});
+    }
+    if (static_cast<int>(topo.size()) != num_nodes)
+      throw std::logic_error("order ILP: the contracted graph has a cycle");
+  }
+
+  // The incumbent, single stream: the Kahn order, then every symmetry class's positions
+  // handed to its members in chain order; the chain edges join the dependencies after that
+  // (the canonical incumbent respects them).
+  std::vector<int> inc_step(U(c.n), -1);
+  if (!multi) {
+    for (int k = 0; k < num_nodes; ++k) inc_step[U(topo[U(k)])] = k;
+    for (const auto& members : r.classes) {
+      std::vector<int> slots;
+      for (int v : members) slots.push_back(inc_step[U(v)]);
+      std::sort(slots.begin(), slots.end());
+      for (size_t k = 0; k < members.size(); ++k) inc_step[U(members[k])] = slots[k];
+      for (size_t k = 0; k + 1 < members.size(); ++k) {
+        r.nodes[U(members[k])].succs.push_back(members[k + 1]);
+        r.nodes[U(members[k + 1])].preds.push_back(members[k]);
+        Sort(r.nodes[U(members[k])].succs);
+        Sort(r.nodes[U(members[k + 1])].preds);
+        ++result.symmetric;
+      }
+    }
+    std::sort(topo.begin(), topo.end(),
+              [&](int a, int b) { return inc_step[U(a)] < inc_step[U(b)]; });
+  }
+
+  // ASAP/ALAP spans. Single stream: an op can run no earlier than after all its ancestors
+  // and no later than before all its descendants. Multi-stream: longest paths.
+  std::vector<int> asap(U(c.n), 0), alap(U(c.n), num_steps - 1);
+  if (multi) {
+    for (int v : topo)
+      for (int p : r.nodes[U(v)].preds) asap[U(v)] = std::max(asap[U(v)], asap[U(p)] + 1);
+    for (auto it = topo.rbegin(); it != topo.rend(); ++it)
+      for (int s : r.nodes[U(*it)].succs) alap[U(*it)] = std::min(alap[U(*it)], alap[U(s)] - 1);
+    for (int v : topo)
+      if (asap[U(v)] > alap[U(v)])
+        throw std::invalid_argument("order ILP: " + std::to_string(num_steps) +
+                                    " steps are fewer than the longest dependency chain");
+  } else {
+    const size_t words = (U(c.n) + 63) / 64;
+    std::vector<std::uint64_t> anc(U(c.n) * words, 0), desc(U(c.n) * words, 0);
+    auto bits = [&](std::vector<std::uint64_t>& m, int v) { return m.data() + U(v) * words; };
+    for (int v : topo)
+      for (int p : r.nodes[U(v)].preds) {
+        std::uint64_t* a = bits(anc, v);
+        const std::uint64_t* b = bits(anc, p);
+        for (size_t w = 0; w < words; ++w) a[w] |= b[w];
+        a[U(p) / 64] |= std::uint64_t{1} << (U(p) % 64);
+      }
+    for (auto it = topo.rbegin(); it != topo.rend(); ++it)
+      for (int s : r.nodes[U(*it)].succs) {
+        std::uint64_t* a = bits(desc, *it);
+        const std::uint64_t* b = bits(desc, s);
+        for (size_t w = 0; w < words; ++w) a[w] |= b[w];
+        a[U(s) / 64] |= std::uint64_t{1} << (U(s) % 64);
+      }
+    for (int v : alive) {
+      int na = 0, nd = 0;
+      for (size_t w = 0; w < words; ++w) {
+        na += std::popcount(bits(anc, v)[w]);
+        nd += std::popcount(bits(desc, v)[w]);
+      }
+      asap[U(v)] = na;
+      alap[U(v)] = num_nodes - 1 - nd;
+    }
+  }
+
+  // The incumbent, multi-stream: the warm order packed into steps, or ASAP when that does
+  // not fit.
+  if (multi) {
+    bool fits = true;
+    int last = 0;
+    for (OpId op : warm) {
+      const int v = c.local_of[U(op)];
+      int s = num_steps >= c.n ? warm_pos[U(v)] : last;
+      for (int p : r.nodes[U(v)].preds) s = std::max(s, inc_step[U(p)] + 1);
+      if (s > alap[U(v)]) fits = false;
+      inc_step[U(v)] = last = s;
+    }
+    if (!fits)
+      for (int v : alive) inc_step[U(v)] = asap[U(v)];
+  }
+
+  // Expands node steps into an order of the subgraph's ops (and steps per op).
+  auto expand = [&](const std::vector<int>& node_step, std::vector<Step>* op_steps) {
+    std::vector<int> by_step = alive;
+    std::sort(by_step.begin(), by_step.end(), [&](int a, int b) {
+      return std::make_pair(node_step[U(a)], warm_pos[U(a)]) <
+             std::make_pair(node_step[U(b)], warm_pos[U(b)]);
+    });
+    std::vector<OpId> order;
+    if (op_steps) op_steps->clear();
+    for (int v : by_step)
+      for (int i : r.nodes[U(v)].ops) {
+        order.push_back(c.ops[U(i)]);
+        if (op_steps) op_steps->push_back(node_step[U(v)]);
+      }
+    return order;
+  };
+  // Peak of the reduced model for node steps (the ILP's objective at an integer point).
+  auto reduced_peak = [&](const std::vector<int>& node_step) {
+    std::vector<int> step(U(c.n));
+    for (int v : alive)
+      for (int i : r.nodes[U(v)].ops) step[U(i)] = node_step[U(v)];
+    return PeakAtSteps(c, step, num_steps);
+  };
+
+  std::vector<Step> inc_op_steps;
+  std::vector<OpId> inc_order = expand(inc_step, &inc_op_steps);
+  const Bytes inc_peak = reduced_peak(inc_step);
+  if (!multi) {
+    // The reductions are exact: the contracted, canonicalised warm start is a valid order
+    // with the reduced model's peak, and no worse than the warm start.
+    const Bytes check = PeakAtSteps(c, Positions(c, inc_order), c.n);
+    if (check != inc_peak || inc_peak > result.warm_start_peak)
+      throw std::logic_error("order ILP: contraction changed the peak (" +
+                             std::to_string(result.warm_start_peak) + " -> " +
+                             std::to_string(inc_peak) + " / " + std::to_string(check) + ")");
+  }
+
+  auto finish = [&](std::vector<OpId> order, std::vector<Step> op_steps, Bytes objective,
+                    Bytes bound) {
+    result.order = std::move(order);
+    if (multi) result.steps = std::move(op_steps);
+    result.peak = PeakAtSteps(c, Positions(c, result.order), c.n);
+    result.objective = objective;
+    result.lower_bound = std::min(bound, multi ? objective : result.peak);
+    if (result.lower_bound >= (multi ? objective : result.peak)) {
+      result.status = ModelStatus::kOptimal;
+      result.call = CallOutcome::kOk;
+    }
+    const Bytes top = multi ? objective : result.peak;
+    result.gap =
+        top == 0 ? 0.0 : static_cast<double>(top - result.lower_bound) / static_cast<double>(top);
+    result.seconds = elapsed();
+    return result;
+  };
+
+  // Sizes in units of their GCD; live_through is a constant added back at the end.
+  std::int64_t unit = 0;
+  for (const SubStorage& x : c.storages) unit = std::gcd(unit, x.size);
+  if (unit == 0) unit = 1;
+  // Lower bound: every block needs all it touches at its step; forced residency below.
+  Bytes lower = 0;
+  for (int v : alive) {
+    Bytes sum = 0;
+    for (int k : r.nodes[U(v)].touches) sum += c.storages[U(k)].size;
+    lower = std::max(lower, sum);
+  }
+  for (const SubStorage& x : c.storages)
+    if (x.kind == Kind::kIn && x.to_end) lower = std::max(lower, x.size);  // crude but valid
+  lower += c.through_bytes;
+  if (num_nodes <= 1 || lower >= inc_peak) {
+    result.status = ModelStatus::kOptimal;
+    result.from_warm_start = true;
+    result.note = num_nodes <= 1 ? "nothing to order" : "warm start meets the lower bound";
+    return finish(std::move(inc_order), std::move(inc_op_steps), inc_peak,
+                  std::max(lower, inc_peak));
+  }
+  const std::int64_t ub_units = (inc_peak - c.through_bytes) / unit;
+  const std::int64_t lb_units = (lower - c.through_bytes + unit - 1) / unit;
+
+  // Size estimate before building anything.
+  {
+    std::int64_t estimate = 0;
+    for (int v : alive) {
+      const std::int64_t span = alap[U(v)] - asap[U(v)];
+      estimate += span * (3 + 2 * static_cast<std::int64_t>(r.nodes[U(v)].preds.size()));
+    }
+    for (size_t k = 0; k < c.storages.size(); ++k) {
+      const SubStorage& x = c.storages[k];
+      const std::int64_t users = static_cast<std::int64_t>(r.storage_nodes[k].size());
+      estimate += std::int64_t{num_steps} * (1 + 3 * users) / (x.to_end ? 2 : 1);
+    }
+    if (estimate > params.max_nonzeros) {
+      result.status = ModelStatus::kFeasibleTimeLimit;
+      result.from_warm_start = true;
+      result.note = "model too large (about " + std::to_string(estimate) + " nonzeros, limit " +
+                    std::to_string(params.max_nonzeros) + "): warm start kept";
+      return finish(std::move(inc_order), std::move(inc_op_steps), inc_peak, lower);
+    }
+  }
+
+  Problem lp;
+  std::vector<double> values;  // incumbent, grown with the columns
+  auto add_col = [&](ColumnKind kind, double lo, double hi, double obj, double value) {
+    values.push_back(value);
+    return lp.AddColumn(kind, lo, hi, obj);
+  };
+  // R(v, s): node v has run at step s or before.
+  std::vector<int> first_col(U(c.n), -1);
+  for (int v : alive) {
+    for (int s = asap[U(v)]; s < alap[U(v)]; ++s) {
+      const int col = add_col(ColumnKind::kBinary, 0, 1, 0, inc_step[U(v)] <= s ? 1.0 : 0.0);
+      if (s == asap[U(v)]) first_col[U(v)] = col;
+    }
+  }
+  auto R = [&](int v, int s) -> Lin {
+    if (s < asap[U(v)]) return {0.0, -1, 0.0};
+    if (s >= alap[U(v)]) return {1.0, -1, 0.0};
+    return {0.0, first_col[U(v)] + (s - asap[U(v)]), 1.0};
+  };
+  auto value_of = [&](const Lin& x) {
+    return x.constant + (x.IsConst() ? 0.0 : x.coef * values[U(x.col)]);
+  };
+  std::vector<std::pair<int, double>> terms;
+  // Monotone in s.
+  for (int v : alive)
+    for (int s = asap[U(v)]; s + 1 < alap[U(v)]; ++s) {
+      terms = {{R(v, s).col, 1.0}, {R(v, s + 1).col, -1.0}};
+      lp.AddRow(terms, -kInf, 0.0);
+    }
+  // Precedence: v has run by s only if each predecessor has run by s - 1.
+  for (int v : alive)
+    for (int u : r.nodes[U(v)].preds)
+      for (int s = asap[U(v)]; s < alap[U(v)]; ++s) {
+        const Lin before = R(u, s - 1);
+        if (before.IsConst()) {
+          if (before.constant == 1.0) continue;
+          throw std::logic_error("order ILP: spans contradict a dependency");
+        }
+        terms = {{R(v, s).col, 1.0}, {before.col, -1.0}};
+        lp.AddRow(terms, -kInf, 0.0);
+      }
+  // Single stream: exactly s + 1 blocks have run by step s.
+  if (!multi)
+    for (int s = 0; s < num_steps; ++s) {
+      terms.clear();
+      double constant = 0.0;
+      for (int v : alive) {
+        const Lin x = R(v, s);
+        if (x.IsConst())
+          constant += x.constant;
+        else
+          terms.emplace_back(x.col, 1.0);
+      }
+      if (!terms.empty()) lp.AddRow(terms, s + 1 - constant, s + 1 - constant);
+    }
+  // Residency (MODeL's C + P): storage k is resident at s when its creator has run by s and
+  // some user has not run before s. Outside the maximum useful lifetime it is 0; where the
+  // spans force it, it is the constant 1 (forced preservation).
+  std::vector<std::vector<std::pair<int, double>>> peak_terms(U(num_steps));
+  std::vector<double> peak_const(U(num_steps), 0.0);
+  for (size_t k = 0; k < c.storages.size(); ++k) {
+    const SubStorage& x = c.storages[k];
+    const double size = static_cast<double>(x.size / unit);
+    const int creator = r.node_of_storage[k];
+    std::vector<int> users;
+    for (int u : r.storage_nodes[k])
+      if (u != creator) users.push_back(u);
+    if (users.empty() && creator >= 0) users.push_back(creator);
+    const int lo = creator >= 0 ? asap[U(creator)] : 0;
+    int hi = num_steps - 1;
+    if (!x.to_end) {
+      hi = 0;
+      for (int u : users) hi = std::max(hi, alap[U(u)]);
+    }
+    for (int s = lo; s <= hi; ++s) {
+      const Lin made = creator >= 0 ? R(creator, s) : Lin{1.0, -1, 0.0};
+      Lin live{0.0, -1, 0.0};
+      if (x.to_end || (made.IsConst() && made.constant == 0.0)) {
+        live = made;
+      } else {
+        std::vector<Lin> pending;  // users not surely done before s
+        bool some_user_ahead = false;
+        for (int u : users) {
+          const Lin done = R(u, s - 1);
+          if (done.IsConst() && done.constant == 1.0) continue;
+          if (done.IsConst()) some_user_ahead = true;
+          pending.push_back(done);
+        }
+        if (pending.empty()) {
+          live = {0.0, -1, 0.0};
+        } else if (some_user_ahead) {
+          live = made;  // a user surely runs at s or later: resident iff created
+        } else if (pending.size() == 1 && made.IsConst()) {
+          live = {1.0, pending[0].col, -1.0};  // resident iff that user has not run
+        } else {
+          double v = 0.0;
+          for (const Lin& done : pending) v = std::max(v, value_of(made) - value_of(done));
+          live = {0.0, add_col(ColumnKind::kContinuous, 0, 1, 0, v), 1.0};
+          for (const Lin& done : pending) {
+            // live - made + done >= 0
+            terms = {{live.col, 1.0}};
+            double rhs = 0.0;
+            if (made.IsConst())
+              rhs += made.constant;
+            else
+              terms.emplace_back(made.col, -1.0);
+            terms.emplace_back(done.col, 1.0);
+            lp.AddRow(terms, rhs, kInf);
+          }
+        }
+      }
+      peak_const[U(s)] += size * live.constant;
+      if (!live.IsConst()) peak_terms[U(s)].emplace_back(live.col, size * live.coef);
+    }
+  }
+  // Forced residency: the least each step's sum can be with every variable at its bound.
+  double forced = 0.0;
+  for (int s = 0; s < num_steps; ++s) {
+    double least = peak_const[U(s)];
+    for (const auto& [col, coef] : peak_terms[U(s)]) least += std::min(0.0, coef);
+    forced = std::max(forced, least);
+  }
+  const double peak_lo = std::max(static_cast<double>(lb_units), forced);
+  const int peak_col = add_col(ColumnKind::kInteger, peak_lo, static_cast<double>(ub_units), 1.0,
+                               static_cast<double>(ub_units));
+  for (int s = 0; s < num_steps; ++s) {
+    if (peak_terms[U(s)].empty()) continue;
+    terms = peak_terms[U(s)];
+    for (auto& t : terms) t.second = -t.second;
+    terms.emplace_back(peak_col, 1.0);
+    lp.AddRow(terms, peak_const[U(s)], kInf);
+  }
+  result.model_built = true;
+  result.columns = lp.num_columns();
+  result.rows = lp.num_rows();
+  result.nonzeros = lp.num_nonzeros();
+
+  SolveParams solve = params.solve;
+  solve.time_limit_s = std::max(0.0, solve.time_limit_s - elapsed());
+  if (solve.stop_at_objective)
+    *solve.stop_at_objective = (*solve.stop_at_objective - static_cast<double>(c.through_bytes)) /
+                               static_cast<double>(unit);
+  SolveResult solved = lp.Solve(solve, std::span<const double>(values));
+  result.status = solved.status;
+  result.call = solved.call;
+  result.from_warm_start = solved.from_incumbent;
+  result.note = solved.message;
+  if (!solved.has_solution) throw std::logic_error("order ILP: no solution despite warm start");
+
+  std::vector<int> node_step(U(c.n), -1);
+  for (int v : alive) {
+    int s = asap[U(v)];
+    while (s < alap[U(v)] && solved.values[U(R(v, s).col)] < 0.5) ++s;
+    node_step[U(v)] = s;
+  }
+  if (!multi) {
+    std::vector<int> seen(U(num_steps), 0);
+    for (int v : alive)
+      if (seen[U(node_step[U(v)])]++)
+        throw std::logic_error("order ILP: two blocks decoded at one step");
+  }
+  std::vector<Step> op_steps;
+  std::vector<OpId> order = expand(node_step, &op_steps);
+  const Bytes objective =
+      static_cast<Bytes>(std::llround(solved.objective)) * unit + c.through_bytes;
+  const Bytes decoded = reduced_peak(node_step);
+  if (decoded > objective)
+    throw std::logic_error("order ILP: decoded peak " + std::to_string(decoded) +
+                           " exceeds the objective " + std::to_string(objective));
+  Bytes bound = std::isfinite(solved.best_bound)
+                    ? static_cast<Bytes>(std::ceil(solved.best_bound - 1e-6)) * unit
+                    : 0;
+  bound = std::max(bound + c.through_bytes, lower);
+  return finish(std::move(order), std::move(op_steps), objective, bound);
+}
+
+}  // namespace roam::ilp

@@ -1,0 +1,103 @@
+// Order ILP (docs/ilp.md): the operator order of a subgraph that minimises its peak memory,
+// MODeL's creation/preservation formulation at the storage level with the appendix-A
+// reductions, exact graph contractions, symmetry breaking and a warm start.
+//
+// In: a finalized graph, its memory model and dependencies, one subgraph (a set of its ops and
+// the storages crossing the subgraph's boundary), a warm-start order of the subgraph's ops.
+// Out: a topological order of the subgraph's ops, its peak (including boundary memory) and
+// the solver status, bound and gap.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/memory_model.h"
+#include "core/types.h"
+#include "ilp/glpk.h"
+
+namespace roam::ilp {
+
+// One subgraph to order, as the partitioner hands it over. Its ops run contiguously in the
+// final order (ROAM eq 3), so every op outside it runs either before or after all of them.
+// Only planned storages are listed; each is classified by where it is created and freed:
+struct Subgraph {
+  std::vector<OpId> ops;
+  // Created before the subgraph and freed inside it (ROAM's COFI): resident from the
+  // subgraph's first step to the last step of the subgraph that touches it.
+  std::vector<StorageId> live_in;
+  // Created inside and freed after the subgraph (CIFO): resident from its creation to the
+  // subgraph's last step.
+  std::vector<StorageId> live_out;
+  // Created before and freed after the subgraph, touched inside or not: resident at every
+  // step of the subgraph, a constant.
+  std::vector<StorageId> live_through;
+  // Storages created and freed inside are everything else the ops touch. Output storages
+  // created inside behave like live_out.
+};
+
+// The whole graph: all ops, no boundary.
+Subgraph WholeGraph(const Graph& graph);
+
+// The subgraph formed by steps [begin, end) of a full order, with its boundary classified
+// from the lifetimes under that order.
+Subgraph OrderWindow(const Graph& graph, const MemoryModel& model, std::span<const OpId> order,
+                     int begin, int end);
+
+// Peak planned bytes over the steps of the subgraph when its ops run in this order (a
+// permutation of sub.ops), boundary storages included. For the windows of one full order,
+// the maximum over windows equals TheoreticalPeak of that order (ROAM eq 1). Throws
+// std::invalid_argument when the order or the boundary is inconsistent with the graph.
+Bytes SubgraphPeak(const Graph& graph, const MemoryModel& model, const Subgraph& sub,
+                   std::span<const OpId> order);
+
+struct OrderIlpParams {
+  SolveParams solve;
+  // Several ops may share a step (MODeL's multi-stream mode); then contractions and symmetry
+  // breaking are off, and the objective is the peak of concurrent steps.
+  bool multi_stream = false;
+  int multi_stream_steps = 0;  // steps in multi-stream mode; 0 = one per op
+  // Merge ops that cannot change the peak into a neighbour (exact; docs/ilp.md).
+  bool contract = true;
+  // Order interchangeable ops by id (exact; docs/ilp.md).
+  bool symmetry_breaking = true;
+  // Larger models are not built and the (contracted) warm start is returned.
+  std::int64_t max_nonzeros = 3'000'000;
+};
+
+struct OrderIlpResult {
+  std::vector<OpId> order;  // the subgraph's ops, topological
+  Bytes peak = 0;           // SubgraphPeak(order)
+  Bytes objective = 0;      // the ILP's objective for the returned solution (>= peak)
+  Bytes lower_bound = 0;    // proven: no order has a lower peak
+  Bytes warm_start_peak = 0;
+  double gap = 0.0;  // (peak - lower_bound) / peak
+  ModelStatus status = ModelStatus::kError;
+  CallOutcome call = CallOutcome::kOk;
+  bool model_built = false;      // false: nothing to decide, proven by bounds, or too large
+  bool from_warm_start = false;  // GLPK found nothing better than the warm start
+  // Model size after the reductions.
+  int nodes = 0;       // ops left after contraction
+  int contracted = 0;  // ops merged into a neighbour
+  int symmetric = 0;   // ordering edges added by symmetry breaking
+  int columns = 0, rows = 0;
+  std::int64_t nonzeros = 0;
+  std::vector<Step> steps;  // multi-stream: step of each op of `order`
+  double seconds = 0.0;
+  std::string note;
+};
+
+// warm_start: a topological order of sub.ops, or empty for the graph's program order
+// restricted to the subgraph. Throws std::invalid_argument for an inconsistent subgraph.
+OrderIlpResult SolveOrderIlp(const Graph& graph, const MemoryModel& model, const Dependencies& deps,
+                             const Subgraph& sub, std::span<const OpId> warm_start,
+                             const OrderIlpParams& params);
+
+// Multi-stream peak of a step assignment (several ops per step): a storage is resident from
+// the step creating it to the last step touching it. For tests and reports.
+Bytes MultiStreamPeak(const Graph& graph, const MemoryModel& model, const Subgraph& sub,
+                      std::span<const OpId> ops, std::span<const Step> steps, int num_steps);
+
+}  // namespace roam::ilp

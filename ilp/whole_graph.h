@@ -1,0 +1,53 @@
+// Whole-graph MODeL mode (docs/ilp.md): the order ILP on the whole graph, then the layout ILP
+// on the lifetimes that order gives, within one time budget.
+//
+// In: a finalized graph, its memory model, a warm-start order. Out: an order and one offset
+// per planned storage (model.planned order) that always form a valid plan, and for each part
+// whether it is optimal, time-limited or the heuristic fallback.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/memory_model.h"
+#include "ilp/layout_ilp.h"
+#include "ilp/order_ilp.h"
+
+namespace roam::ilp {
+
+struct WholeGraphParams {
+  double time_limit_s = 60.0;
+  // Share of the budget the order ILP may use; the layout ILP gets whatever is left then.
+  double order_share = 0.5;
+  OrderIlpParams order;    // its time limit is set from the budget
+  LayoutIlpParams layout;  // likewise
+};
+
+enum class PartOutcome { kOptimal, kTimeLimited, kHeuristic };
+std::string_view ToString(PartOutcome outcome);
+
+struct PartReport {
+  PartOutcome outcome = PartOutcome::kHeuristic;
+  ModelStatus status = ModelStatus::kError;
+  Bytes value = 0;  // peak (order) or height (layout)
+  Bytes lower_bound = 0;
+  Bytes warm_start = 0;  // the heuristic's value
+  double gap = 0.0;
+  double seconds = 0.0;
+  std::string note;
+};
+
+struct WholeGraphResult {
+  std::vector<OpId> order;
+  std::vector<Bytes> offsets;  // model.planned order
+  PartReport order_part, layout_part;
+};
+
+// warm_order: a topological order of all ops (the best heuristic available).
+WholeGraphResult OptimizeWholeGraph(const Graph& graph, const MemoryModel& model,
+                                    std::span<const OpId> warm_order,
+                                    const WholeGraphParams& params);
+
+}  // namespace roam::ilp

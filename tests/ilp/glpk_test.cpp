@@ -1,0 +1,152 @@
+// The GLPK layer: solving, status mapping, warm starts, time limits and the log sink.
+#include "ilp/glpk.h"
+
+#include <glpk.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace roam::ilp {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// max 5a + 4b + 3c s.t. 2a + 3b + c <= 5, 4a + b + 2c <= 11, 3a + 4b + 2c <= 8, integers >= 0
+// (written as min of the negation): optimum a=2, b=0, c=1 -> -13.
+Problem SmallIp() {
+  Problem p;
+  int a = p.AddColumn(ColumnKind::kInteger, 0, kInf, -5);
+  int b = p.AddColumn(ColumnKind::kInteger, 0, kInf, -4);
+  int c = p.AddColumn(ColumnKind::kInteger, 0, kInf, -3);
+  std::vector<std::pair<int, double>> r1 = {{a, 2}, {b, 3}, {c, 1}};
+  std::vector<std::pair<int, double>> r2 = {{a, 4}, {b, 1}, {c, 2}};
+  std::vector<std::pair<int, double>> r3 = {{a, 3}, {b, 4}, {c, 2}};
+  p.AddRow(r1, -kInf, 5);
+  p.AddRow(r2, -kInf, 11);
+  p.AddRow(r3, -kInf, 8);
+  return p;
+}
+
+TEST(Glpk, SolvesASmallIntegerProgramToOptimality) {
+  Problem p = SmallIp();
+  SolveResult r = p.Solve({});
+  EXPECT_EQ(r.call, CallOutcome::kOk);
+  EXPECT_EQ(r.status, ModelStatus::kOptimal);
+  ASSERT_TRUE(r.has_solution);
+  EXPECT_DOUBLE_EQ(r.objective, -13);
+  EXPECT_DOUBLE_EQ(r.best_bound, -13);
+  EXPECT_EQ(r.gap, 0.0);
+  EXPECT_EQ(r.values, (std::vector<double>{2, 0, 1}));
+}
+
+TEST(Glpk, ReportsInfeasibleModels) {
+  Problem p;
+  int x = p.AddColumn(ColumnKind::kBinary, 0, 1);
+  int y = p.AddColumn(ColumnKind::kBinary, 0, 1);
+  std::vector<std::pair<int, double>> sum = {{x, 1}, {y, 1}};
+  p.AddRow(sum, 3, kInf);
+  SolveResult r = p.Solve({});
+  EXPECT_EQ(r.call, CallOutcome::kOk);
+  EXPECT_EQ(r.status, ModelStatus::kInfeasible);
+  EXPECT_FALSE(r.has_solution);
+}
+
+TEST(Glpk, IntegerInfeasibilityBehindAFeasibleRelaxationIsFound) {
+  Problem p;  // 2x = 1 has the LP solution 0.5 but no integer one
+  int x = p.AddColumn(ColumnKind::kInteger, 0, 10, 1);
+  std::vector<std::pair<int, double>> row = {{x, 2}};
+  p.AddRow(row, 1, 1);
+  SolveResult r = p.Solve({});
+  EXPECT_EQ(r.status, ModelStatus::kInfeasible);
+}
+
+TEST(Glpk, MapsEveryReturnCodeInOnePlace) {
+  EXPECT_EQ(MapGlpkStatus(0, GLP_OPT, false, false).status, ModelStatus::kOptimal);
+  EXPECT_EQ(MapGlpkStatus(0, GLP_NOFEAS, false, false).status, ModelStatus::kInfeasible);
+  EXPECT_EQ(MapGlpkStatus(GLP_ETMLIM, GLP_FEAS, false, false).status,
+            ModelStatus::kFeasibleTimeLimit);
+  EXPECT_EQ(MapGlpkStatus(GLP_ETMLIM, GLP_UNDEF, false, false).status,
+            ModelStatus::kNoSolutionTimeLimit);
+  EXPECT_EQ(MapGlpkStatus(GLP_EMIPGAP, GLP_FEAS, false, false).status, ModelStatus::kOptimal);
+  EXPECT_EQ(MapGlpkStatus(GLP_ESTOP, GLP_FEAS, true, true).status, ModelStatus::kOptimal);
+  EXPECT_EQ(MapGlpkStatus(GLP_ESTOP, GLP_FEAS, true, false).status,
+            ModelStatus::kFeasibleTimeLimit);
+  EXPECT_EQ(MapGlpkStatus(GLP_ESTOP, GLP_UNDEF, false, false).call, CallOutcome::kError);
+  EXPECT_EQ(MapGlpkStatus(GLP_ENOPFS, GLP_UNDEF, false, false).status, ModelStatus::kInfeasible);
+  for (int code : {GLP_EBOUND, GLP_EROOT, GLP_EFAIL, GLP_ENODFS}) {
+    MappedStatus m = MapGlpkStatus(code, GLP_UNDEF, false, false);
+    EXPECT_EQ(m.call, CallOutcome::kError) << code;
+    EXPECT_EQ(m.status, ModelStatus::kError) << code;
+  }
+}
+
+TEST(Glpk, AWarmStartIsReturnedWhenTheTimeLimitLeavesNoRoom) {
+  Problem p = SmallIp();
+  SolveParams params;
+  params.time_limit_s = 0.0;
+  std::vector<double> warm = {1, 1, 0};  // feasible, objective -9
+  SolveResult r = p.Solve(params, std::span<const double>(warm));
+  ASSERT_TRUE(r.has_solution);
+  EXPECT_LE(r.objective, -9);
+  if (r.status != ModelStatus::kOptimal) {
+    EXPECT_EQ(r.status, ModelStatus::kFeasibleTimeLimit);
+    EXPECT_LT(r.best_bound, r.objective);
+    EXPECT_GT(r.gap, 0.0);
+  }
+}
+
+TEST(Glpk, AnOptimalWarmStartIsKeptAndProven) {
+  Problem p = SmallIp();
+  std::vector<double> warm = {2, 0, 1};
+  SolveResult r = p.Solve({}, std::span<const double>(warm));
+  EXPECT_EQ(r.status, ModelStatus::kOptimal);
+  EXPECT_DOUBLE_EQ(r.objective, -13);
+}
+
+TEST(Glpk, RejectsAnInfeasibleWarmStart) {
+  Problem p = SmallIp();
+  std::vector<double> warm = {3, 0, 0};  // 2*3 > 5
+  EXPECT_THROW(p.Solve({}, std::span<const double>(warm)), std::invalid_argument);
+}
+
+TEST(Glpk, RoutesGlpkOutputToTheLogSinkOnly) {
+  Problem p = SmallIp();
+  SolveParams params;
+  params.log_level = 2;
+  std::vector<std::string> lines;
+  params.log = [&](std::string_view line) { lines.emplace_back(line); };
+  testing::internal::CaptureStdout();
+  p.Solve(params);
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
+  ASSERT_FALSE(lines.empty());
+  bool progress = false;  // branch-and-cut progress lines end in whole lines, no newline
+  for (const auto& l : lines) {
+    progress |= l.find("mip =") != std::string::npos;
+    EXPECT_EQ(l.find('\n'), std::string::npos);
+  }
+  EXPECT_TRUE(progress);
+}
+
+TEST(Glpk, RepeatedColumnsInARowAreSummed) {
+  Problem p;
+  int x = p.AddColumn(ColumnKind::kInteger, 0, 10, -1);
+  std::vector<std::pair<int, double>> row = {{x, 1}, {x, 1}, {x, 1}};  // 3x <= 7
+  p.AddRow(row, -kInf, 7);
+  EXPECT_EQ(p.num_nonzeros(), 1);
+  SolveResult r = p.Solve({});
+  EXPECT_DOUBLE_EQ(r.objective, -2);
+}
+
+TEST(Glpk, StopsAtATargetObjective) {
+  Problem p = SmallIp();
+  SolveParams params;
+  params.stop_at_objective = -9;  // any solution at least this good will do
+  std::vector<double> warm = {1, 1, 0};
+  SolveResult r = p.Solve(params, std::span<const double>(warm));
+  ASSERT_TRUE(r.has_solution);
+  EXPECT_LE(r.objective, -9);
+}
+
+}  // namespace
+}  // namespace roam::ilp
