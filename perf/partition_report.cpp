@@ -70,11 +70,14 @@ int Run(std::vector<std::string> configs, const std::vector<std::string>& overri
       if (e.path().extension() == ".yaml") configs.push_back(e.path().string());
     std::sort(configs.begin(), configs.end());
   }
-  const std::array<int, 7> bounds = {1, 5, 10, 20, 30, 40, 1 << 30};  // bucket upper bounds
+  // Leaves within the limit by size (bucket upper bounds), then the ones over it.
+  const std::array<int, 8> bounds = {1, 5, 10, 20, 30, 40, 50, 1 << 30};
   std::printf(
       "| preset | ops | node_limit | spine | insensitive | independent | leaves | 1 | 2-5 | 6-10 "
-      "| 11-20 | 21-30 | 31-40 | over | median | peak / program |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "| 11-20 | 21-30 | 31-40 | 41-50 | > 50 | over limit | median | peak / program |\n");
+  std::printf(
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+      "\n");
   std::string placements;
   for (const std::string& path : configs) {
     const gen::Config config = gen::LoadConfig(path, overrides);
@@ -87,13 +90,13 @@ int Run(std::vector<std::string> configs, const std::vector<std::string>& overri
     const SubgraphTree tree = PartitionGraph(graph, model, graph.program_order, params);
     const Bytes program = TheoreticalPeak(graph, model, graph.program_order);
     const Bytes peak = TheoreticalPeak(graph, model, tree.order);
-    std::array<int, 7> buckets{};
+    std::array<int, 9> buckets{};
     std::vector<int> sizes;
     for (const Leaf& leaf : tree.leaves) {
       const int n = static_cast<int>(leaf.ops.size());
       sizes.push_back(n);
       if (leaf.over_limit) {
-        ++buckets[6];
+        ++buckets[8];
         continue;
       }
       for (size_t b = 0; b < bounds.size(); ++b)
