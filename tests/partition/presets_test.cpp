@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/memory_model.h"
@@ -103,6 +105,43 @@ TEST(PartitionInvariants, HoldOnEveryConfigPreset) {
     EXPECT_NE(p.tree.forward_end, kNoOp);
     EXPECT_NE(p.tree.backward_start, kNoOp);
     EXPECT_GT(IndependentSubgraphs(p.tree), 1);
+  }
+}
+
+// The binding rules read the input order (a bridge's natural segment); any topological order
+// must give a valid partition of it.
+TEST(PartitionInvariants, HoldOnPresetsUnderRandomTopologicalOrders) {
+  std::mt19937_64 rng(61);
+  for (const auto& [name, overrides] :
+       std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"gpt2-small", {"model.n_layer=2"}},
+           {"bert-base", {"model.n_layer=1"}},
+           {"resnet18", {}},
+           {"mobilenet_v2", {}}}) {
+    SCOPED_TRACE(name);
+    const gen::Config config = Preset(name, overrides);
+    const Graph graph = gen::GenerateGraph(config);
+    const MemoryModel model = BuildMemoryModel(graph, config.planner.alignment);
+    const Dependencies deps = BuildDependencies(graph);
+    for (int trial = 0; trial < 3; ++trial) {
+      // Kahn's algorithm picking a random ready op.
+      std::vector<int> missing(U(graph.num_ops()));
+      std::vector<OpId> ready, order;
+      for (OpId op = 0; op < graph.num_ops(); ++op)
+        if ((missing[U(op)] = static_cast<int>(deps.Preds(op).size())) == 0) ready.push_back(op);
+      while (!ready.empty()) {
+        std::uniform_int_distribution<size_t> pick(0, ready.size() - 1);
+        std::swap(ready[pick(rng)], ready.back());
+        const OpId op = ready.back();
+        ready.pop_back();
+        order.push_back(op);
+        for (OpId s : deps.Succs(op))
+          if (--missing[U(s)] == 0) ready.push_back(s);
+      }
+      const int limit = 10 + 20 * trial;
+      const SubgraphTree tree = PartitionGraph(graph, model, order, {.node_limit = limit});
+      testing::CheckPartitionInvariants(graph, model, tree, order, limit);
+    }
   }
 }
 
