@@ -77,7 +77,7 @@ TrainingConfig TrainingDefaults(OptimizerKind kind);
 
 // Settings the planner (partition, ILP, merge) reads.
 struct PlannerParams {
-  int node_limit = 50;            // most ops in one leaf subgraph handed to the ILP solver
+  int node_limit = 40;            // most ops in one leaf subgraph handed to the ILP solver
   int threads = 0;                // worker threads for leaf solves; 0 = all cores
   double leaf_time_limit = 10.0;  // seconds the solver may spend on one leaf
   double time_limit = 600.0;      // seconds for the whole optimization; 0 = no limit

@@ -30,7 +30,7 @@ TEST(Config, FamilyDefaultsFillUnsetKeys) {
   EXPECT_EQ(c.model.n_positions, 512);
   EXPECT_EQ(c.model.name, "bert-x");
   EXPECT_EQ(c.training.optimizer, OptimizerKind::kAdam);
-  EXPECT_EQ(c.planner.node_limit, 50);
+  EXPECT_EQ(c.planner.node_limit, 40);
   EXPECT_EQ(c.planner.alignment, 512);
 }
 
