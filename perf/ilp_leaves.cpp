@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -96,6 +97,12 @@ void OrderRow(const Loaded& l, const char* where, int begin, int size) {
       l.graph, l.model, sub, std::span(program).subspan(size_t(begin), size_t(size)));
   ilp::OrderIlpParams params;
   params.solve.time_limit_s = Limit();
+  if (std::getenv("ROAM_ILP_BENCH_LOG") != nullptr) {
+    params.solve.log_level = 2;
+    params.solve.log = [](std::string_view line) {
+      std::fprintf(stderr, "%.*s\n", int(line.size()), line.data());
+    };
+  }
   const ilp::OrderIlpResult r = ilp::SolveOrderIlp(l.graph, l.model, l.deps, sub, warm, params);
   auto ratio = [](Bytes a, Bytes b) { return double(a) / double(std::max<Bytes>(1, b)); };
   std::printf("| %s %s | %d | %d | %d | %d | %d | %.3g | %s%s | %.2f%% | %.4f | %.4f | %s |\n",
@@ -197,7 +204,9 @@ void LayoutTable() {
        std::vector<std::tuple<std::string, std::string, std::vector<std::string>>>{
            {"gpt2 1 layer whole", "gpt2-small", {"model.n_layer=1", "training.optimizer=sgd"}},
            {"gpt2 2 layers whole", "gpt2-small", {"model.n_layer=2", "training.optimizer=sgd"}},
-           {"gpt2 1 layer adam whole", "gpt2-small", {"model.n_layer=1"}}}) {
+           {"gpt2 1 layer adam whole", "gpt2-small", {"model.n_layer=1"}},
+           {"resnet18 whole", "resnet18", {}},
+           {"vgg11 whole", "vgg11", {}}}) {
     const Loaded l = Load(label, config, overrides);
     const auto intervals = SortedIntervals(l);
     LayoutRow(label, intervals, l.model.alignment, 0);
