@@ -381,12 +381,9 @@ SolveResult Problem::Solve(const SolveParams& params,
 
   // Root LP first (glp_intopt's own MIP presolver renumbers the columns, which would make
   // the warm start unusable in the callback), then branch-and-cut on the original columns.
-  // The rows are scaled first: storage sizes in units of their GCD span many orders of
-  // magnitude, and unscaled bases turn singular.
   int ret = GLP_EFAIL;
   int mip_status = GLP_UNDEF;
   const bool glpk_ok = RunTrapped([&] {
-    glp_scale_prob(prob_, GLP_SF_AUTO);
     glp_smcp smcp;
     glp_init_smcp(&smcp);
     smcp.msg_lev = MsgLevel(params.log_level);
