@@ -165,6 +165,8 @@ V Ops::Expand(V x, const Shape& shape) {
   return out;
 }
 
+// Saved outputs need no detach here: eager autograd saves them without dispatching one
+// (docs/generators.md, "Conventions"); this is Tensor.detach() called by model code.
 V Ops::Detach(V x) { return t_.EmitView("aten.detach", x, t_.shape(x), t_.meta(x).strides); }
 
 V Ops::Slice(V x, std::int64_t dim, std::int64_t start, std::int64_t end) {
@@ -278,20 +280,17 @@ V Ops::Gelu(V x) {
 
 V Ops::Tanh(V x) {
   V out = t_.Emit1("aten.tanh", {x}, t_.shape(x), t_.dtype(x));
-  V saved = SavedOutput(out);
-  t_.Record({out}, {x}, [this, saved](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
-    V y = Detach(saved);
-    return std::vector<V>{t.Emit1("aten.tanh_backward", {g[0], y}, t.shape(y), t.dtype(y))};
+  t_.Record({out}, {x}, [out](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
+    return std::vector<V>{t.Emit1("aten.tanh_backward", {g[0], out}, t.shape(out), t.dtype(out))};
   });
   return out;
 }
 
 V Ops::ReluInPlace(V x) {
   V out = t_.EmitInPlace("aten.relu_", x, {});
-  V saved = SavedOutput(out);
-  t_.Record({out}, {x}, [this, saved](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
-    V y = Detach(saved);
-    return std::vector<V>{t.Emit1("aten.threshold_backward", {g[0], y}, t.shape(y), t.dtype(y))};
+  t_.Record({out}, {x}, [out](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
+    return std::vector<V>{
+        t.Emit1("aten.threshold_backward", {g[0], out}, t.shape(out), t.dtype(out))};
   });
   return out;
 }
@@ -522,22 +521,18 @@ V Ops::LayerNorm(V x, V weight, V bias) {
 
 V Ops::Softmax(V x) {
   V out = t_.Emit1("aten._softmax", {x}, t_.shape(x), t_.dtype(x));
-  V saved = SavedOutput(out);
-  t_.Record({out}, {x}, [this, saved](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
-    V y = Detach(saved);
+  t_.Record({out}, {x}, [out](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
     return std::vector<V>{
-        t.Emit1("aten._softmax_backward_data", {g[0], y}, t.shape(y), t.dtype(g[0]))};
+        t.Emit1("aten._softmax_backward_data", {g[0], out}, t.shape(out), t.dtype(g[0]))};
   });
   return out;
 }
 
 V Ops::LogSoftmax(V x) {
   V out = t_.Emit1("aten._log_softmax", {x}, t_.shape(x), t_.dtype(x));
-  V saved = SavedOutput(out);
-  t_.Record({out}, {x}, [this, saved](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
-    V y = Detach(saved);
+  t_.Record({out}, {x}, [out](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
     return std::vector<V>{
-        t.Emit1("aten._log_softmax_backward_data", {g[0], y}, t.shape(y), t.dtype(g[0]))};
+        t.Emit1("aten._log_softmax_backward_data", {g[0], out}, t.shape(out), t.dtype(g[0]))};
   });
   return out;
 }

@@ -29,7 +29,7 @@ class Ops {
   V Transpose(V x, std::int64_t d0, std::int64_t d1);
   V Permute(V x, const std::vector<std::int64_t>& dims);
   V Expand(V x, const Shape& shape);
-  V Detach(V x);
+  V Detach(V x);  // an explicit Tensor.detach(), not autograd's saving of a tensor
   V Slice(V x, std::int64_t dim, std::int64_t start, std::int64_t end);
   V Select(V x, std::int64_t dim, std::int64_t index);
   std::vector<V> Split(V x, std::int64_t size, std::int64_t dim);
@@ -78,7 +78,6 @@ class Ops {
   V AdaptiveAvgPool2d(V x, std::int64_t out_h, std::int64_t out_w);
 
  private:
-  V SavedOutput(V out) { return Detach(out); }  // what saving a differentiable output costs
   Tape& t_;
   Device device_;
 };

@@ -219,12 +219,6 @@ V Tape::EmitInPlace(std::string_view name, V target, const std::vector<V>& other
   return out;
 }
 
-V Tape::EmitHostRead(std::string_view name, V input) {
-  const OpId op = NewOp(name);
-  Read(op, input);
-  return NewTensor({0}, {1}, DType::kUInt8, TensorKind::kControl, op, kNoTensor);
-}
-
 void Tape::Record(const std::vector<V>& outputs, const std::vector<V>& diff_inputs, BackwardFn fn) {
   if (phase_ != Phase::kForward) return;
   bool any = false;
@@ -320,12 +314,12 @@ void Tape::Backward(V loss) {
     const Node& node = nodes_[U(n)];
     if (node.param != kNone) {
       if (inputs[0] == kNone) continue;
-      // AccumulateGrad steals the incoming gradient into param.grad (two detaches at the
-      // dispatcher level in PyTorch 1.13).
-      V g = inputs[0];
-      g = EmitView("aten.detach", g, shape(g), meta(g).strides);
-      g = EmitView("aten.detach", g, shape(g), meta(g).strides);
-      grads_[U(node.param)] = g;
+      // AccumulateGrad with .grad None (zero_grad(set_to_none=True)) steals the incoming
+      // gradient: param.grad = new_grad.detach(), one dispatched aten::detach per parameter
+      // in eager PyTorch 1.13 (its autograd profiler records exactly one per leaf; tracing
+      // under a Python dispatch mode shows two, the second an artifact).
+      const V g = inputs[0];
+      grads_[U(node.param)] = EmitView("aten.detach", g, shape(g), meta(g).strides);
       continue;
     }
     std::vector<bool> needed(node.next.size());

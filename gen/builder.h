@@ -88,9 +88,6 @@ class Tape {
                            const std::vector<Shape>& strides);
   // An in-place op writing target (reading it and others); returns the new version of target.
   V EmitInPlace(std::string_view name, V target, const std::vector<V>& others);
-  // An op that returns no tensor but whose result (a host scalar) later ops use: returns a
-  // size-0 ordering tensor for them to list among their inputs.
-  V EmitHostRead(std::string_view name, V input);
   // Records a differentiable op: outputs get a grad node whose next edges are diff_inputs.
   // Does nothing when no input requires grad, and outside the forward phase (backward and
   // optimizer ops run without grad mode).

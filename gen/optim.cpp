@@ -19,13 +19,13 @@ void Sgd(Tape& t, V param, V grad, const TrainingConfig& c) {
   t.EmitInPlace("aten.add_", param, {d_p});
 }
 
-// PyTorch 1.13's _single_tensor_adam without capturable/amsgrad: the step counter is a CPU
-// scalar tensor read back with item() for the bias corrections.
+// PyTorch 1.13's _single_tensor_adam without capturable/amsgrad. The step counter is a CPU
+// scalar tensor (state_steps stay on the host when capturable=False): its add_ and the item()
+// that reads it back for the bias corrections are host ops, so neither they nor the counter
+// are in the device graph; the bias corrections reach div and addcdiv_ as Python floats.
 void Adam(Tape& t, V param, V grad, const TrainingConfig& c, bool decoupled) {
-  V step = t.Input({}, DType::kFloat32, TensorKind::kOptimizerState);
   V exp_avg = State(t, param);
   V exp_avg_sq = State(t, param);
-  step = t.EmitInPlace("aten.add_", step, {});
   if (decoupled) {
     param = t.EmitInPlace("aten.mul_", param, {});
   } else if (c.weight_decay != 0.0) {
@@ -35,11 +35,10 @@ void Adam(Tape& t, V param, V grad, const TrainingConfig& c, bool decoupled) {
   exp_avg = t.EmitInPlace("aten.add_", exp_avg, {grad});
   exp_avg_sq = t.EmitInPlace("aten.mul_", exp_avg_sq, {});
   exp_avg_sq = t.EmitInPlace("aten.addcmul_", exp_avg_sq, {grad});
-  const V step_value = t.EmitHostRead("aten._local_scalar_dense", step);
   V denom = t.Emit1("aten.sqrt", {exp_avg_sq}, t.shape(exp_avg_sq), t.dtype(exp_avg_sq));
-  denom = t.Emit1("aten.div", {denom, step_value}, t.shape(denom), t.dtype(denom));
+  denom = t.Emit1("aten.div", {denom}, t.shape(denom), t.dtype(denom));
   denom = t.EmitInPlace("aten.add_", denom, {});
-  t.EmitInPlace("aten.addcdiv_", param, {exp_avg, denom, step_value});
+  t.EmitInPlace("aten.addcdiv_", param, {exp_avg, denom});
 }
 
 }  // namespace

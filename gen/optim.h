@@ -2,10 +2,10 @@
 // (docs/generators.md lists the aten ops per optimizer).
 //
 // In: the tape after Backward(), the parameters in registration order, the training config.
-// Out: optimizer-phase ops on the tape. Optimizer state (moments, momentum buffers, Adam's step
-// counter) are graph inputs of kind optimizer_state updated in place; each gradient's last
-// reader is its parameter's update, so it dies there. Parameters without a gradient are
-// skipped, as torch.optim does.
+// Out: optimizer-phase ops on the tape. Optimizer state (moments, momentum buffers) are graph
+// inputs of kind optimizer_state updated in place; Adam's step counters are host tensors and
+// not in the graph. Each gradient's last reader is its parameter's update, so it dies there.
+// Parameters without a gradient are skipped, as torch.optim does.
 #pragma once
 
 #include <vector>

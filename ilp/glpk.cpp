@@ -7,6 +7,8 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <csetjmp>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
@@ -21,6 +23,31 @@ size_t U(int i) { return static_cast<size_t>(i); }
 thread_local int live_problems = 0;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// GLPK reacts to a failed internal check (e.g. "basis matrix is singular" followed by an
+// assertion in the simplex) by calling abort() unless an error hook is set, and the hook must
+// not return. RunTrapped catches such a failure with longjmp: only GLPK's C frames, this
+// function's thunk and `body` (whose locals must be trivially destructible) are skipped. GLPK
+// leaves its environment inconsistent, so the thread's environment is freed, which frees every
+// glp_prob of this thread; Problem creates its glp_prob only inside Solve, so that is only the
+// one being solved.
+struct ErrorTrap {
+  std::jmp_buf buf;
+};
+extern "C" void OnGlpkError(void* info) { std::longjmp(static_cast<ErrorTrap*>(info)->buf, 1); }
+
+bool RunTrapped(const std::function<void()>& body) {
+  ErrorTrap trap;
+  glp_error_hook(OnGlpkError, &trap);
+  if (setjmp(trap.buf) != 0) {
+    glp_free_env();
+    live_problems = 0;
+    return false;
+  }
+  body();
+  glp_error_hook(nullptr, nullptr);
+  return true;
+}
 
 int MsgLevel(int level) {
   switch (level) {
@@ -161,10 +188,7 @@ MappedStatus MapGlpkStatus(int ret, int mip_status, bool stopped_by_us, bool pro
   }
 }
 
-Problem::Problem() : prob_(glp_create_prob()), owner_(std::this_thread::get_id()) {
-  ++live_problems;
-  glp_set_obj_dir(prob_, GLP_MIN);
-}
+Problem::Problem() : owner_(std::this_thread::get_id()) {}
 
 Problem::~Problem() {
   if (prob_ == nullptr) return;
@@ -310,7 +334,10 @@ SolveResult Problem::Solve(const SolveParams& params,
     return result;
   }
 
-  // Load the model once.
+  // Load the model once, into a glp_prob that lives only during this call (see RunTrapped).
+  prob_ = glp_create_prob();
+  ++live_problems;
+  glp_set_obj_dir(prob_, GLP_MIN);
   if (n > 0) glp_add_cols(prob_, n);
   if (m > 0) glp_add_rows(prob_, m);
   glp_set_obj_coef(prob_, 0, objective_constant_);
@@ -354,32 +381,43 @@ SolveResult Problem::Solve(const SolveParams& params,
 
   // Root LP first (glp_intopt's own MIP presolver renumbers the columns, which would make
   // the warm start unusable in the callback), then branch-and-cut on the original columns.
-  glp_smcp smcp;
-  glp_init_smcp(&smcp);
-  smcp.msg_lev = MsgLevel(params.log_level);
-  smcp.tm_lim = RemainingMs(deadline);
-  smcp.presolve = params.presolve ? GLP_ON : GLP_OFF;
-  int ret = glp_simplex(prob_, &smcp);
+  int ret = GLP_EFAIL;
   int mip_status = GLP_UNDEF;
-  if (ret == 0 && glp_get_status(prob_) == GLP_NOFEAS) ret = GLP_ENOPFS;
-  if (ret == 0 && glp_get_status(prob_) != GLP_OPT) ret = GLP_EFAIL;
-  if (ret == 0) {
-    state.bound = glp_get_obj_val(prob_);
-    glp_iocp iocp;
-    glp_init_iocp(&iocp);
-    iocp.msg_lev = MsgLevel(params.log_level);
-    iocp.tm_lim = RemainingMs(deadline);
-    iocp.mip_gap = params.mip_gap;
-    iocp.presolve = GLP_OFF;
-    const int cuts = params.cuts ? GLP_ON : GLP_OFF;
-    iocp.gmi_cuts = iocp.mir_cuts = iocp.cov_cuts = iocp.clq_cuts = cuts;
-    iocp.cb_func = Callback;
-    iocp.cb_info = &state;
-    ret = glp_intopt(prob_, &iocp);
-    mip_status = glp_mip_status(prob_);
+  const bool glpk_ok = RunTrapped([&] {
+    glp_smcp smcp;
+    glp_init_smcp(&smcp);
+    smcp.msg_lev = MsgLevel(params.log_level);
+    smcp.tm_lim = RemainingMs(deadline);
+    smcp.presolve = params.presolve ? GLP_ON : GLP_OFF;
+    ret = glp_simplex(prob_, &smcp);
+    if (ret == 0 && glp_get_status(prob_) == GLP_NOFEAS) ret = GLP_ENOPFS;
+    if (ret == 0 && glp_get_status(prob_) != GLP_OPT) ret = GLP_EFAIL;
+    if (ret == 0) {
+      state.bound = glp_get_obj_val(prob_);
+      glp_iocp iocp;
+      glp_init_iocp(&iocp);
+      iocp.msg_lev = MsgLevel(params.log_level);
+      iocp.tm_lim = RemainingMs(deadline);
+      iocp.mip_gap = params.mip_gap;
+      iocp.presolve = GLP_OFF;
+      const int cuts = params.cuts ? GLP_ON : GLP_OFF;
+      iocp.gmi_cuts = iocp.mir_cuts = iocp.cov_cuts = iocp.clq_cuts = cuts;
+      iocp.cb_func = Callback;
+      iocp.cb_info = &state;
+      ret = glp_intopt(prob_, &iocp);
+      mip_status = glp_mip_status(prob_);
+    }
+  });
+  if (!glpk_ok) {  // the environment, and prob_ with it, is gone
+    prob_ = nullptr;
+    sink.Flush();
+    ret = GLP_EFAIL;
+    mip_status = GLP_UNDEF;
   }
-  sink.Flush();
-  glp_term_hook(nullptr, nullptr);
+  if (glpk_ok) {
+    sink.Flush();
+    glp_term_hook(nullptr, nullptr);
+  }
 
   const MappedStatus mapped =
       MapGlpkStatus(ret, mip_status, state.stopped_by_us, state.proven_optimal);
@@ -397,7 +435,17 @@ SolveResult Problem::Solve(const SolveParams& params,
     result.objective = Objective(result.values);
     result.has_solution = true;
   }
+  if (prob_ != nullptr) {
+    glp_delete_prob(prob_);
+    prob_ = nullptr;
+    if (--live_problems == 0) glp_free_env();
+  }
   std::ostringstream msg;
+  if (!glpk_ok) {
+    result.call = CallOutcome::kError;
+    result.status = ModelStatus::kError;
+    msg << "GLPK failed an internal check (numerical trouble); ";
+  }
   msg << "GLPK returned " << ret << ", " << ToString(result.status);
   if (incumbent) {
     if (result.status == ModelStatus::kInfeasible) {

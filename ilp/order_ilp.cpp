@@ -699,6 +699,14 @@ OrderIlpResult SolveOrderIlp(const Graph& graph, const MemoryModel& model, const
   std::vector<std::vector<std::pair<int, double>>> peak_terms(U(num_steps));
   std::vector<double> peak_const(U(num_steps), 0.0);
   for (size_t k = 0; k < c.storages.size(); ++k) {
+    // The build is part of the time limit: give up on the model, keeping the warm start, once
+    // it has used the whole limit (the residency rows are most of the build).
+    if (elapsed() > params.solve.time_limit_s) {
+      result.status = ModelStatus::kFeasibleTimeLimit;
+      result.from_warm_start = true;
+      result.note = "time limit reached while building the model: warm start kept";
+      return finish(std::move(inc_order), std::move(inc_op_steps), inc_peak, lower);
+    }
     const SubStorage& x = c.storages[k];
     const double size = static_cast<double>(x.size / unit);
     const int creator = r.node_of_storage[k];
@@ -761,6 +769,13 @@ OrderIlpResult SolveOrderIlp(const Graph& graph, const MemoryModel& model, const
     forced = std::max(forced, least);
   }
   const double peak_lo = std::max(static_cast<double>(lb_units), forced);
+  if (!multi && peak_lo >= static_cast<double>(ub_units)) {
+    // The memory forced at some step already reaches the warm start's peak.
+    result.status = ModelStatus::kOptimal;
+    result.from_warm_start = true;
+    result.note = "warm start meets the forced-residency bound";
+    return finish(std::move(inc_order), std::move(inc_op_steps), inc_peak, inc_peak);
+  }
   const int peak_col = add_col(ColumnKind::kInteger, peak_lo, static_cast<double>(ub_units), 1.0,
                                static_cast<double>(ub_units));
   for (int s = 0; s < num_steps; ++s) {

@@ -1,8 +1,8 @@
 // ILP solve time and gap against problem size (perf/RESULTS.md, section "ILP").
 //
 // Order ILP: program-order windows of 20/50/100/200 ops of a synthetic transformer-like
-// training graph (forward, backward, Adam), generated here because the GPT-2/ResNet
-// generators have not landed in main yet. Layout ILP: 50..500 consecutive buffers (by start)
+// training graph (forward, backward, Adam), generated here (written before gen/ landed;
+// perf/ilp_leaves.cpp measures windows of the generated GPT-2 and ResNet graphs). Layout ILP: 50..500 consecutive buffers (by start)
 // of the same graph's lifetimes under program order. Every solve is one iteration with the
 // time limit ROAM_ILP_BENCH_LIMIT seconds (default 20).
 #include <benchmark/benchmark.h>

@@ -37,7 +37,7 @@ TEST_F(GenCli, ExportGraphWritesAGraphThatLoadsAndEvaluates) {
   auto r =
       RunRoam({"export-graph", kConfigs + "/resnet18.yaml", "-o", out, "--set", "model.batch=2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("972 ops"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("750 ops"), std::string::npos) << r.out;
   Graph g = LoadGraph(out);
   EXPECT_EQ(g.name, "resnet18");
   auto e = RunRoam({"evaluate", out, "--json"});
