@@ -34,7 +34,8 @@ std::string_view ToString(UpdatePlacement placement);
 
 struct PartitionParams {
   // Leaves hold at most this many ops unless one unsplittable piece is larger (then the leaf
-  // says over_limit). The ILP stage's measurements are to set the default.
+  // says over_limit). 40: the ILP measurements' recommendation (perf/RESULTS.md, "ILP":
+  // GLPK closes windows of up to about 50 ops when it closes them at all).
   int node_limit = 40;
   // ROAM eq 6: the memory of a weight-update branch is alpha times its gradient's size.
   // 0 = infer from the optimizer-phase op names: 3 (Adam/AdamW: a "sqrt" or "addcdiv" op),

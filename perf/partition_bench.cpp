@@ -56,10 +56,10 @@ void Partition(benchmark::State& state, const Input& in) {
 }
 
 void BM_PartitionGpt2Xl(benchmark::State& state) { Partition(state, Gpt2Xl()); }
-BENCHMARK(BM_PartitionGpt2Xl)->Arg(50)->Arg(100)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PartitionGpt2Xl)->Arg(40)->Arg(100)->Unit(benchmark::kMillisecond);
 
 void BM_PartitionTrainingLike25k(benchmark::State& state) { Partition(state, TrainingLike25k()); }
-BENCHMARK(BM_PartitionTrainingLike25k)->Arg(50)->Arg(100)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PartitionTrainingLike25k)->Arg(40)->Arg(100)->Unit(benchmark::kMillisecond);
 
 void BM_MemoryInsensitiveGpt2Xl(benchmark::State& state) {
   const Input& in = Gpt2Xl();

@@ -184,7 +184,7 @@ TEST(PartitionOfPresets, BertSplitsEverywhereButInsideEachAttentionBackward) {
   // split points (the backward of the projection still to come runs beside them).
   EXPECT_EQ(c.backward_spine, 4 * 4);
   EXPECT_EQ(c.backward_insensitive, 2 * 4);
-  // BERT's separate Q, K and V projections run side by side in the backward pass: 42 ops with
+  // BERT's separate Q, K and V projections run side by side in the backward pass: 41 ops with
   // no op ordered against all the others, one such leaf per layer, flagged.
   int over = 0;
   for (const Leaf& leaf : p.tree.leaves) over += leaf.over_limit;
