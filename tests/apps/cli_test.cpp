@@ -16,17 +16,7 @@ using testing::DataPath;
 using testing::RunRoam;
 namespace fs = std::filesystem;
 
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = testing::MakeTempDir("roam_cli"); }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-  std::string Write(const std::string& name, const std::string& text) const {
-    std::ofstream(Path(name)) << text;
-    return Path(name);
-  }
-  std::string dir_;
-};
+using Cli = testing::TempDirTest;
 
 TEST_F(Cli, HelpListsEveryCommandAndExitsZero) {
   auto r = RunRoam({"--help"});

@@ -13,17 +13,7 @@ namespace {
 using testing::RunRoam;
 namespace fs = std::filesystem;
 
-class GenCli : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = testing::MakeTempDir("roam_gen_cli"); }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-  std::string Write(const std::string& name, const std::string& text) const {
-    std::ofstream(Path(name)) << text;
-    return Path(name);
-  }
-  std::string dir_;
-};
+using GenCli = testing::TempDirTest;
 
 const std::string kConfigs = ROAM_CONFIGS_DIR;
 

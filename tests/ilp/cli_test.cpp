@@ -18,17 +18,7 @@ using testing::DataPath;
 using testing::RunRoam;
 namespace fs = std::filesystem;
 
-class IlpCli : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = testing::MakeTempDir("roam_ilp_cli"); }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-  std::string Write(const std::string& name, const std::string& text) const {
-    std::ofstream(Path(name)) << text;
-    return Path(name);
-  }
-  std::string dir_;
-};
+using IlpCli = testing::TempDirTest;
 
 TEST_F(IlpCli, LayoutWritesTheGoldenSolutionAndSaysItIsMinimal) {
   std::string out = Path("solution.csv");

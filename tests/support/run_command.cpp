@@ -56,6 +56,15 @@ CommandResult RunCommand(const std::string& binary, const std::vector<std::strin
   return result;
 }
 
+void TempDirTest::SetUp() { dir_ = MakeTempDir("roam_test"); }
+
+void TempDirTest::TearDown() { std::filesystem::remove_all(dir_); }
+
+std::string TempDirTest::Write(const std::string& name, const std::string& text) const {
+  std::ofstream(Path(name)) << text;
+  return Path(name);
+}
+
 CommandResult RunRoam(const std::vector<std::string>& args) {
 #ifdef ROAM_BINARY
   return RunCommand(ROAM_BINARY, args);
