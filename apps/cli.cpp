@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -23,17 +24,26 @@ void AddInputOptions(CLI::App& cmd, InputOptions& options) {
                  "Override a config key, e.g. --set model.batch=4 (repeatable; configs only)");
 }
 
-Graph LoadInput(const InputOptions& options) {
+Input LoadInput(const InputOptions& options) {
   const std::string& path = options.path;
   auto ends_with = [&](std::string_view suffix) {
     return path.size() >= suffix.size() &&
            path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  if (ends_with(".yaml") || ends_with(".yml"))
-    return gen::GenerateGraph(gen::LoadConfig(path, options.overrides));
+  if (ends_with(".yaml") || ends_with(".yml")) {
+    gen::Config config = gen::LoadConfig(path, options.overrides);
+    return {gen::GenerateGraph(config), config.planner};
+  }
   if (!options.overrides.empty())
     throw InputError("--set applies to YAML configs only; " + path + " is a graph");
-  return LoadGraph(path);
+  return {LoadGraph(path), gen::PlannerParams{}};
+}
+
+double SolverSeconds(double time_limit) {
+  // Long enough to mean "never" and short enough that deadlines computed from it do not
+  // overflow a steady_clock time point.
+  constexpr double kNoLimit = 1e8;
+  return time_limit > 0.0 ? std::min(time_limit, kNoLimit) : kNoLimit;
 }
 
 CLI::Validator WritableOutputPath() {

@@ -9,6 +9,7 @@
 
 #include "core/graph.h"
 #include "core/plan.h"
+#include "gen/config.h"
 
 namespace roam::cli {
 
@@ -31,7 +32,24 @@ struct InputOptions {
   std::vector<std::string> overrides;  // "model.batch=4"
 };
 void AddInputOptions(CLI::App& cmd, InputOptions& options);
-Graph LoadInput(const InputOptions& options);
+
+// What a command plans: the graph, and the planner settings that came with it (a config's
+// planner section, after --set; the defaults for a graph file).
+struct Input {
+  Graph graph;
+  gen::PlannerParams planner;
+};
+Input LoadInput(const InputOptions& options);
+
+// A planner setting given as a flag wins over the input's planner section (or its default), so
+// that a config's settings apply unless the command line says otherwise.
+template <typename T>
+T FlagOr(const CLI::Option* flag, const T& flag_value, const T& from_input) {
+  return flag != nullptr && flag->count() > 0 ? flag_value : from_input;
+}
+
+// Solver seconds from a planner time limit, where 0 means no limit (docs/configs.md).
+double SolverSeconds(double time_limit);
 
 // Output options shared by every command that produces a plan.
 struct PlanOutputOptions {

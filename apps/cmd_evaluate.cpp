@@ -17,6 +17,7 @@ struct EvaluateOptions {
   std::string order = "program";
   std::string layout = "pytorch";
   Bytes alignment = kDefaultAlignment;
+  const CLI::Option* alignment_flag = nullptr;  // unset: the input's planner.alignment
 };
 
 template <typename Names>
@@ -28,11 +29,14 @@ std::string Join(const Names& names) {
 
 int RunEvaluate(const EvaluateOptions& options) {
   const auto started = std::chrono::steady_clock::now();
-  Graph graph = LoadInput(options.input);
-  MemoryModel model = BuildMemoryModel(graph, options.alignment);
+  Input input = LoadInput(options.input);
+  const Graph& graph = input.graph;
+  const Bytes alignment =
+      FlagOr(options.alignment_flag, options.alignment, input.planner.alignment);
+  MemoryModel model = BuildMemoryModel(graph, alignment);
   std::vector<OpId> order = ScheduleOrder(options.order, graph, model);
   auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, order));
-  std::vector<Bytes> offsets = PlaceBuffers(options.layout, intervals, options.alignment);
+  std::vector<Bytes> offsets = PlaceBuffers(options.layout, intervals, alignment);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   Plan plan = AssemblePlan(graph, model, std::move(order), offsets, seconds);
@@ -56,10 +60,12 @@ void AddEvaluateCommand(CLI::App& app, Action& action) {
   cmd->add_option("--layout", options->layout, "Memory layout: " + Join(layouts))
       ->check(CLI::IsMember(layouts))
       ->capture_default_str();
-  cmd->add_option("--alignment", options->alignment,
-                  "Round sizes and offsets to a multiple of this many bytes")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  options->alignment_flag =
+      cmd->add_option("--alignment", options->alignment,
+                      "Round sizes and offsets to a multiple of this many bytes (default: the "
+                      "config's planner.alignment)")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
   AddPlanOutputOptions(*cmd, options->output);
   cmd->callback([options, &action] { action = [options] { return RunEvaluate(*options); }; });
 }

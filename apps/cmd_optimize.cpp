@@ -15,8 +15,11 @@ struct OptimizeOptions {
   InputOptions input;
   PlanOutputOptions output;
   std::string mode;
-  double time_limit_s = 60.0;
+  double time_limit_s = gen::PlannerParams{}.time_limit;
   Bytes alignment = kDefaultAlignment;
+  // Unset flags leave the input's planner.time_limit and planner.alignment in force.
+  const CLI::Option* time_limit_flag = nullptr;
+  const CLI::Option* alignment_flag = nullptr;
   std::string warm_order = "heuristic";  // warm start of the order ILP
 };
 
@@ -41,11 +44,14 @@ SummaryExtra Part(const std::string& key, const ilp::PartReport& part, const cha
 
 int RunOptimize(const OptimizeOptions& options) {
   const auto started = std::chrono::steady_clock::now();
-  Graph graph = LoadInput(options.input);
-  MemoryModel model = BuildMemoryModel(graph, options.alignment);
+  Input input = LoadInput(options.input);
+  const Graph& graph = input.graph;
+  MemoryModel model = BuildMemoryModel(
+      graph, FlagOr(options.alignment_flag, options.alignment, input.planner.alignment));
   std::vector<OpId> warm = ScheduleOrder(options.warm_order, graph, model);
   ilp::WholeGraphParams params;
-  params.time_limit_s = options.time_limit_s;
+  params.time_limit_s = SolverSeconds(
+      FlagOr(options.time_limit_flag, options.time_limit_s, input.planner.time_limit));
   ilp::WholeGraphResult r = ilp::OptimizeWholeGraph(graph, model, warm, params);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -70,14 +76,18 @@ void AddOptimizeCommand(CLI::App& app, Action& action) {
                   "model: MODeL's order ILP then layout ILP on the whole graph")
       ->required()
       ->check(CLI::IsMember({"model"}));
-  cmd->add_option("--time-limit", options->time_limit_s,
-                  "Seconds for the solvers (half for the order, the rest for the layout)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--alignment", options->alignment,
-                  "Round sizes and offsets to a multiple of this many bytes")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  options->time_limit_flag =
+      cmd->add_option("--time-limit", options->time_limit_s,
+                      "Seconds for the solvers (half for the order, the rest for the layout); 0 = "
+                      "no limit (default: the config's planner.time_limit)")
+          ->check(CLI::NonNegativeNumber)
+          ->capture_default_str();
+  options->alignment_flag =
+      cmd->add_option("--alignment", options->alignment,
+                      "Round sizes and offsets to a multiple of this many bytes (default: the "
+                      "config's planner.alignment)")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
   std::vector<std::string> orders(OrderNames().begin(), OrderNames().end());
   cmd->add_option("--warm-order", options->warm_order,
                   "Baseline order the order ILP starts from (and falls back to)")

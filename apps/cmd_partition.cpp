@@ -17,6 +17,10 @@ struct PartitionOptions {
   PartitionParams params;
   std::string updates = "scheduled";
   bool json = false;
+  // Set when given; otherwise the input's planner section decides (FlagOr).
+  const CLI::Option* node_limit_flag = nullptr;
+  const CLI::Option* alpha_flag = nullptr;
+  const CLI::Option* delay_radius_flag = nullptr;
 };
 
 struct LeafCounts {
@@ -48,8 +52,14 @@ int RunPartition(PartitionOptions options) {
   for (UpdatePlacement p :
        {UpdatePlacement::kScheduled, UpdatePlacement::kWhenReady, UpdatePlacement::kAtEnd})
     if (ToString(p) == options.updates) options.params.update_placement = p;
-  Graph graph = LoadInput(options.input);
-  MemoryModel model = BuildMemoryModel(graph);
+  Input input = LoadInput(options.input);
+  const Graph& graph = input.graph;
+  PartitionParams& params = options.params;
+  params.node_limit = FlagOr(options.node_limit_flag, params.node_limit, input.planner.node_limit);
+  params.alpha = FlagOr(options.alpha_flag, params.alpha, input.planner.alpha);
+  params.delay_radius =
+      FlagOr(options.delay_radius_flag, params.delay_radius, input.planner.delay_radius);
+  MemoryModel model = BuildMemoryModel(graph, input.planner.alignment);
   const SubgraphTree tree = PartitionGraph(graph, model, graph.program_order, options.params);
   std::vector<Bytes> leaf_peak;
   for (const Leaf& leaf : tree.leaves) leaf_peak.push_back(LeafPeak(graph, model, leaf));
@@ -190,17 +200,23 @@ void AddPartitionCommand(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand(
       "partition", "Split a graph into ROAM's subgraph tree and print it (docs/partition.md)");
   AddInputOptions(*cmd, options->input);
-  cmd->add_option("--node-limit", options->params.node_limit, "Most ops in one leaf")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--alpha", options->params.alpha,
-                  "Weight-update memory in gradient sizes (0: 3 for Adam-like, else 1)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--delay-radius", options->params.delay_radius,
-                  "Delay only updates whose gradient exceeds this many average tensor sizes")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  options->node_limit_flag =
+      cmd->add_option("--node-limit", options->params.node_limit,
+                      "Most ops in one leaf (default: the config's planner.node_limit)")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
+  options->alpha_flag =
+      cmd->add_option("--alpha", options->params.alpha,
+                      "Weight-update memory in gradient sizes (0: 3 for Adam-like, else 1; "
+                      "default: the config's planner.alpha)")
+          ->check(CLI::NonNegativeNumber)
+          ->capture_default_str();
+  options->delay_radius_flag =
+      cmd->add_option("--delay-radius", options->params.delay_radius,
+                      "Delay only updates whose gradient exceeds this many average tensor sizes "
+                      "(default: the config's planner.delay_radius)")
+          ->check(CLI::NonNegativeNumber)
+          ->capture_default_str();
   cmd->add_option("--updates", options->updates,
                   "Where weight-update branches run: scheduled (ROAM eqs 4-6), when-ready, at-end")
       ->check(CLI::IsMember({"scheduled", "when-ready", "at-end"}))

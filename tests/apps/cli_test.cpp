@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "core/io.h"
 #include "tests/support/run_command.h"
@@ -56,6 +58,35 @@ TEST_F(Cli, AlignmentOptionChangesTheRounding) {
   auto r = RunRoam({"evaluate", DataPath("tiny.graph.json"), "--alignment", "1", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["theoretical_peak"], 2504);
+}
+
+// A config's planner section is the default of every planner flag; a flag given on the command
+// line wins over it, and a graph file takes the built-in defaults.
+TEST_F(Cli, AConfigsPlannerSettingsApplyUnlessAFlagOverridesThem) {
+  const std::string config = testing::SourceDir() + "/tests/gen/data/gpt2-tiny.yaml";
+  auto peak = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"evaluate", config});
+    args.push_back("--json");
+    auto r = RunRoam(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out)["theoretical_peak"].get<long long>()
+                            : -1;
+  };
+  const long long default_peak = peak({});
+  const long long unaligned_peak = peak({"--set", "planner.alignment=1"});
+  EXPECT_LT(unaligned_peak, default_peak);
+  EXPECT_EQ(peak({"--set", "planner.alignment=1", "--alignment", "512"}), default_peak);
+  EXPECT_EQ(peak({"--set", "planner.alignment=4096", "--alignment", "1"}), unaligned_peak);
+
+  auto node_limit = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"partition", config, "--json"});
+    auto r = RunRoam(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out)["node_limit"].get<int>() : -1;
+  };
+  EXPECT_EQ(node_limit({}), 40);
+  EXPECT_EQ(node_limit({"--set", "planner.node_limit=7"}), 7);
+  EXPECT_EQ(node_limit({"--set", "planner.node_limit=7", "--node-limit", "9"}), 9);
 }
 
 TEST_F(Cli, ValidateReportsTheFirstViolationWithExitOne) {

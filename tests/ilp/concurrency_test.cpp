@@ -11,20 +11,7 @@
 #include "ilp/order_ilp.h"
 #include "tests/support/random_graph.h"
 
-#if defined(__SANITIZE_THREAD__)
-// TBB's own scheduler code (inlined from its headers, synchronising through the uninstrumented
-// libtbb) shows up as races whose innermost frame is in a TBB header, or on the wait node and
-// context parallel_for keeps on the caller's stack, or in the partitioner's steal bookkeeping. Only
-// those are suppressed, so a race in the solver code (innermost frame ours) still reports.
-extern "C" const char* __tsan_default_suppressions() {
-  return "race_top:oneapi/tbb/\n"
-         "race:tbb::detail::d1::wait_node\n"
-         "race:tbb::detail::d1::task_group_context\n"
-         "race:check_being_stolen\n"  // TBB's partitioner, when a range is stolen
-         "race:mark_task_stolen\n"
-         "called_from_lib:libtbb.so.12\n";
-}
-#endif
+// ThreadSanitizer suppressions for oneTBB live in tests/sanitizers/tsan_suppressions.cpp.
 
 namespace roam::ilp {
 namespace {
