@@ -39,6 +39,15 @@ Input LoadInput(const InputOptions& options) {
   return {LoadGraph(path), gen::PlannerParams{}};
 }
 
+CLI::Option* AddAlignmentOption(CLI::App& cmd, Bytes& alignment) {
+  return cmd
+      .add_option("--alignment", alignment,
+                  "Round sizes and offsets to a multiple of this many bytes (default: the "
+                  "config's planner.alignment)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
 double SolverSeconds(double time_limit) {
   // Long enough to mean "never" and short enough that deadlines computed from it do not
   // overflow a steady_clock time point.

@@ -48,6 +48,9 @@ T FlagOr(const CLI::Option* flag, const T& flag_value, const T& from_input) {
   return flag != nullptr && flag->count() > 0 ? flag_value : from_input;
 }
 
+// --alignment, defaulting to the input's planner.alignment (see FlagOr).
+CLI::Option* AddAlignmentOption(CLI::App& cmd, Bytes& alignment);
+
 // Solver seconds from a planner time limit, where 0 means no limit (docs/configs.md).
 double SolverSeconds(double time_limit);
 

@@ -60,12 +60,7 @@ void AddEvaluateCommand(CLI::App& app, Action& action) {
   cmd->add_option("--layout", options->layout, "Memory layout: " + Join(layouts))
       ->check(CLI::IsMember(layouts))
       ->capture_default_str();
-  options->alignment_flag =
-      cmd->add_option("--alignment", options->alignment,
-                      "Round sizes and offsets to a multiple of this many bytes (default: the "
-                      "config's planner.alignment)")
-          ->check(CLI::PositiveNumber)
-          ->capture_default_str();
+  options->alignment_flag = AddAlignmentOption(*cmd, options->alignment);
   AddPlanOutputOptions(*cmd, options->output);
   cmd->callback([options, &action] { action = [options] { return RunEvaluate(*options); }; });
 }

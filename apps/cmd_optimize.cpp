@@ -82,12 +82,7 @@ void AddOptimizeCommand(CLI::App& app, Action& action) {
                       "no limit (default: the config's planner.time_limit)")
           ->check(CLI::NonNegativeNumber)
           ->capture_default_str();
-  options->alignment_flag =
-      cmd->add_option("--alignment", options->alignment,
-                      "Round sizes and offsets to a multiple of this many bytes (default: the "
-                      "config's planner.alignment)")
-          ->check(CLI::PositiveNumber)
-          ->capture_default_str();
+  options->alignment_flag = AddAlignmentOption(*cmd, options->alignment);
   std::vector<std::string> orders(OrderNames().begin(), OrderNames().end());
   cmd->add_option("--warm-order", options->warm_order,
                   "Baseline order the order ILP starts from (and falls back to)")

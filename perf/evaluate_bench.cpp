@@ -1,7 +1,8 @@
 // Loading, evaluating (baseline orders and layouts) and validating a 15,000-op training graph.
 //
-// The graph is generated once (perf/training_graph.h), written to a JSON file in the temporary
-// directory, and every benchmark starts from that file's text or its parsed graph.
+// The graph is GPT-2 XL's training step (configs/gpt2-xl.yaml) at a depth that gives about
+// 15,000 ops, generated once, written to a JSON file in the temporary directory; every
+// benchmark starts from that file's text or its parsed graph.
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -11,12 +12,20 @@
 #include "baseline/orders.h"
 #include "core/io.h"
 #include "core/plan.h"
-#include "perf/training_graph.h"
+#include "gen/config.h"
+#include "gen/generate.h"
 
 namespace roam::perf {
 namespace {
 
-constexpr int kOps = 15000;
+// GPT-2 XL has 48 layers and 11,493 ops; each layer adds 236 ops.
+constexpr int kLayersFor15000Ops = 63;
+constexpr int kLayersForLargeLayout = 96;  // 22,917 ops
+
+Graph GeneratedGpt2Xl(int layers) {
+  return gen::GenerateGraph(gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/gpt2-xl.yaml",
+                                            {"model.n_layer=" + std::to_string(layers)}));
+}
 
 struct Fixture {
   std::string path;
@@ -30,10 +39,8 @@ struct Fixture {
 const Fixture& Get() {
   static const Fixture fixture = [] {
     Fixture f;
-    TrainingGraphParams params;
-    params.blocks = BlocksForOps(kOps);
-    f.path = (std::filesystem::temp_directory_path() / "roam_perf_training.graph.json").string();
-    WriteFileAtomically(f.path, GraphToJson(TrainingGraph(params)));
+    f.path = (std::filesystem::temp_directory_path() / "roam_perf_gpt2.graph.json").string();
+    WriteFileAtomically(f.path, GraphToJson(GeneratedGpt2Xl(kLayersFor15000Ops)));
     f.json = ReadFile(f.path);
     f.graph = ParseGraph(f.json, f.path);
     f.model = BuildMemoryModel(f.graph);
@@ -85,12 +92,10 @@ void BM_Layout(benchmark::State& state, std::string_view name) {
   state.counters["live_MiB"] = static_cast<double>(MaxLiveBytes(intervals)) / (1 << 20);
 }
 
-// The layout problem at GPT-2 XL training scale (~25,000 buffers), program order.
+// The layout problem of a twice-as-deep GPT-2 XL training step, program order.
 const std::vector<Interval>& LargeIntervals() {
   static const std::vector<Interval> intervals = [] {
-    TrainingGraphParams params;
-    params.blocks = 450;
-    Graph graph = TrainingGraph(params);
+    Graph graph = GeneratedGpt2Xl(kLayersForLargeLayout);
     MemoryModel model = BuildMemoryModel(graph);
     return PlannedIntervals(model, ComputeLifetimes(graph, model, graph.program_order));
   }();
