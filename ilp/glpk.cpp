@@ -389,6 +389,7 @@ SolveResult Problem::Solve(const SolveParams& params,
     smcp.msg_lev = MsgLevel(params.log_level);
     smcp.tm_lim = RemainingMs(deadline);
     smcp.presolve = params.presolve ? GLP_ON : GLP_OFF;
+    if (params.scale) glp_scale_prob(prob_, GLP_SF_AUTO);
     ret = glp_simplex(prob_, &smcp);
     if (ret == 0 && glp_get_status(prob_) == GLP_NOFEAS) ret = GLP_ENOPFS;
     if (ret == 0 && glp_get_status(prob_) != GLP_OPT) ret = GLP_EFAIL;

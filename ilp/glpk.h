@@ -48,6 +48,7 @@ struct SolveParams {
   double mip_gap = 0.0;        // stop once (incumbent - bound) / |incumbent| is at most this
   bool presolve = true;        // GLPK's LP presolver for the root relaxation
   bool cuts = true;            // Gomory, MIR, cover and clique cuts
+  bool scale = true;           // glp_scale_prob(GLP_SF_AUTO) before the root LP, as glpsol does
   int log_level = 0;           // 0 off, 1 errors, 2 normal, 3 all (GLPK's msg_lev)
   // Receives GLPK's terminal output line by line; empty = discard it. GLPK never writes to
   // the terminal through this layer.
