@@ -349,13 +349,38 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
         return solved.values[U(z_col[p])] > 0.5;
       },
       fixed);
-  result.offsets.resize(U(n));
-  for (int i = 0; i < n; ++i) result.offsets[U(i)] = decoded[U(i)] * unit;
-  result.height = LayoutHeight(intervals, result.offsets);
-  if (std::string problem = CheckLayout(intervals, result.offsets, alignment); !problem.empty())
-    throw std::logic_error("layout ILP decoded an invalid layout: " + problem);
-  if (static_cast<double>(result.height) > solved.objective * static_cast<double>(unit) + 0.5)
-    throw std::logic_error("layout ILP: decoded height exceeds the objective");
+  std::vector<Bytes> offsets(U(n));
+  for (int i = 0; i < n; ++i) offsets[U(i)] = decoded[U(i)] * unit;
+  const Bytes height = LayoutHeight(intervals, offsets);
+  // A solution GLPK accepted within its tolerances may still not decode to what it claims:
+  // then GLPK's bound is not trusted either, and the decoded layout is kept only if it is
+  // valid and lower than the warm start.
+  std::string inexact = CheckLayout(intervals, offsets, alignment);
+  if (inexact.empty() &&
+      static_cast<double>(height) > solved.objective * static_cast<double>(unit) + 0.5)
+    inexact = "decoded height " + std::to_string(height) + " exceeds the objective";
+  if (!inexact.empty()) {
+    result.status = ModelStatus::kError;
+    result.call = CallOutcome::kError;
+    result.note += "; GLPK's solution is numerically inexact (" + inexact + ")";
+    if (CheckLayout(intervals, offsets, alignment).empty() && height < result.warm_start_height) {
+      result.offsets = std::move(offsets);
+      result.height = height;
+      result.from_warm_start = false;
+    } else {
+      result.offsets = warm;
+      result.height = result.warm_start_height;
+      result.from_warm_start = true;
+      result.note += "; kept the warm start";
+    }
+    result.gap = result.height == 0 ? 0.0
+                                    : static_cast<double>(result.height - result.lower_bound) /
+                                          static_cast<double>(result.height);
+    result.seconds = elapsed();
+    return result;
+  }
+  result.offsets = std::move(offsets);
+  result.height = height;
   result.lower_bound =
       std::max(result.lower_bound, static_cast<Bytes>(std::ceil(solved.best_bound - 1e-6)) * unit);
   result.lower_bound = std::min(result.lower_bound, result.height);

@@ -808,20 +808,39 @@ OrderIlpResult SolveOrderIlp(const Graph& graph, const MemoryModel& model, const
     while (s < alap[U(v)] && solved.values[U(R(v, s).col)] < 0.5) ++s;
     node_step[U(v)] = s;
   }
+  // A solution GLPK accepted within its tolerances may still not decode to what it claims:
+  // then neither it nor GLPK's bound is trusted, and the warm start is the answer.
+  std::string inexact;
   if (!multi) {
     std::vector<int> seen(U(num_steps), 0);
     for (int v : alive)
-      if (seen[U(node_step[U(v)])]++)
-        throw std::logic_error("order ILP: two blocks decoded at one step");
+      if (seen[U(node_step[U(v)])]++) inexact = "two blocks decoded at one step";
   }
-  std::vector<Step> op_steps;
-  std::vector<OpId> order = expand(node_step, &op_steps);
   const Bytes objective =
       static_cast<Bytes>(std::llround(solved.objective)) * unit + c.through_bytes;
-  const Bytes decoded = reduced_peak(node_step);
-  if (decoded > objective)
-    throw std::logic_error("order ILP: decoded peak " + std::to_string(decoded) +
-                           " exceeds the objective " + std::to_string(objective));
+  std::vector<Step> op_steps;
+  std::vector<OpId> order = expand(node_step, &op_steps);
+  if (inexact.empty() && !multi) {
+    std::vector<int> pos(U(c.n), -1);  // not Positions(): that throws on what we test here
+    for (size_t k = 0; k < order.size(); ++k) pos[U(c.local_of[U(order[k])])] = static_cast<int>(k);
+    for (int i = 0; i < c.n && inexact.empty(); ++i)
+      for (int p : c.preds[U(i)])
+        if (pos[U(p)] >= pos[U(i)]) inexact = "the decoded order is not topological";
+  }
+  if (const Bytes decoded = reduced_peak(node_step); inexact.empty() && decoded > objective)
+    inexact = "decoded peak " + std::to_string(decoded) + " exceeds the objective " +
+              std::to_string(objective);
+  if (!inexact.empty()) {
+    result.status = ModelStatus::kError;
+    result.call = CallOutcome::kError;
+    result.from_warm_start = true;
+    result.note +=
+        "; GLPK's solution is numerically inexact (" + inexact + "); kept the warm start";
+    const Bytes peak = inc_peak;
+    finish(std::move(inc_order), std::move(inc_op_steps), peak, lower);
+    result.status = ModelStatus::kError;  // finish() may call a met bound optimal; keep saying why
+    return result;
+  }
   Bytes bound = std::isfinite(solved.best_bound)
                     ? static_cast<Bytes>(std::ceil(solved.best_bound - 1e-6)) * unit
                     : 0;
