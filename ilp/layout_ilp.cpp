@@ -373,6 +373,8 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
       result.from_warm_start = true;
       result.note += "; kept the warm start";
     }
+    // Our own bound (max-live) does not depend on GLPK and may still prove the result optimal.
+    if (result.lower_bound >= result.height) result.status = ModelStatus::kOptimal;
     result.gap = result.height == 0 ? 0.0
                                     : static_cast<double>(result.height - result.lower_bound) /
                                           static_cast<double>(result.height);

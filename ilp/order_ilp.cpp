@@ -836,10 +836,9 @@ OrderIlpResult SolveOrderIlp(const Graph& graph, const MemoryModel& model, const
     result.from_warm_start = true;
     result.note +=
         "; GLPK's solution is numerically inexact (" + inexact + "); kept the warm start";
+    // finish() calls the warm start optimal when our own bound (not GLPK's) proves it.
     const Bytes peak = inc_peak;
-    finish(std::move(inc_order), std::move(inc_op_steps), peak, lower);
-    result.status = ModelStatus::kError;  // finish() may call a met bound optimal; keep saying why
-    return result;
+    return finish(std::move(inc_order), std::move(inc_op_steps), peak, lower);
   }
   Bytes bound = std::isfinite(solved.best_bound)
                     ? static_cast<Bytes>(std::ceil(solved.best_bound - 1e-6)) * unit
