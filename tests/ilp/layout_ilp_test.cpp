@@ -8,6 +8,11 @@
 #include <limits>
 #include <random>
 
+#include "baseline/orders.h"
+#include "gen/config.h"
+#include "gen/generate.h"
+#include "tests/support/test_data.h"
+
 namespace roam::ilp {
 namespace {
 
@@ -171,6 +176,34 @@ TEST(LayoutIlp, HugeModelsAreNotBuiltAndKeepTheWarmStart) {
   EXPECT_EQ(CheckLayout(in, r.offsets, 8), "");
   // All live at once: the greedy stack is optimal and the bound proves it.
   EXPECT_EQ(r.height, MaxLiveBytes(in));
+}
+
+// Regression: on this window of ResNet-18's lifetimes (perf/RESULTS.md, "Layout ILP on real
+// lifetimes", 200 buffers @100) scaled GLPK returned an answer that decodes to a layout above
+// the objective it claims, which once ended the process. Whatever GLPK answers, the result is
+// a valid layout no higher than the warm start, and "optimal" only when a bound proves it.
+TEST(LayoutIlp, ARealWindowWhereGlpkAnswersInexactlyStillGetsAValidLayout) {
+  const Graph graph =
+      gen::GenerateGraph(gen::LoadConfig(testing::SourceDir() + "/configs/resnet18.yaml"));
+  const MemoryModel model = BuildMemoryModel(graph);
+  auto intervals = PlannedIntervals(
+      model, ComputeLifetimes(graph, model, ScheduleOrder("heuristic", graph, model)));
+  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+    return std::make_pair(a.start, a.end) < std::make_pair(b.start, b.end);
+  });
+  ASSERT_GE(intervals.size(), 300u);
+  const std::vector<Interval> window(intervals.begin() + 100, intervals.begin() + 300);
+  LayoutIlpParams params;
+  params.solve.time_limit_s = 10;
+  const LayoutIlpResult r = SolveLayoutIlp(window, model.alignment, params);
+  EXPECT_EQ(CheckLayout(window, r.offsets, model.alignment), "");
+  EXPECT_EQ(r.height, LayoutHeight(window, r.offsets));
+  EXPECT_LE(r.height, r.warm_start_height);
+  EXPECT_LE(r.lower_bound, r.height);
+  EXPECT_GE(r.lower_bound, MaxLiveBytes(window));
+  if (r.status == ModelStatus::kOptimal) {
+    EXPECT_EQ(r.lower_bound, r.height);
+  }
 }
 
 }  // namespace
