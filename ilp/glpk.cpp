@@ -36,6 +36,9 @@ struct ErrorTrap {
 };
 extern "C" void OnGlpkError(void* info) { std::longjmp(static_cast<ErrorTrap*>(info)->buf, 1); }
 
+}  // namespace
+
+namespace detail {
 bool RunTrapped(const std::function<void()>& body) {
   ErrorTrap trap;
   glp_error_hook(OnGlpkError, &trap);
@@ -48,6 +51,9 @@ bool RunTrapped(const std::function<void()>& body) {
   glp_error_hook(nullptr, nullptr);
   return true;
 }
+}  // namespace detail
+
+namespace {
 
 int MsgLevel(int level) {
   switch (level) {
@@ -383,7 +389,7 @@ SolveResult Problem::Solve(const SolveParams& params,
   // the warm start unusable in the callback), then branch-and-cut on the original columns.
   int ret = GLP_EFAIL;
   int mip_status = GLP_UNDEF;
-  const bool glpk_ok = RunTrapped([&] {
+  const bool glpk_ok = detail::RunTrapped([&] {
     glp_smcp smcp;
     glp_init_smcp(&smcp);
     smcp.msg_lev = MsgLevel(params.log_level);

@@ -133,4 +133,12 @@ class Problem {
   double objective_constant_ = 0.0;
 };
 
+namespace detail {
+// Runs GLPK calls. A failed internal check inside `body`, on which GLPK would call abort(),
+// makes it return false instead; the thread's GLPK environment is then freed (docs/ilp.md,
+// "GLPK failures"), so `body` must own nothing but GLPK objects and trivially destructible
+// locals. Problem::Solve runs GLPK through it; exposed for tests.
+bool RunTrapped(const std::function<void()>& body);
+}  // namespace detail
+
 }  // namespace roam::ilp

@@ -110,6 +110,28 @@ TEST(Glpk, RejectsAnInfeasibleWarmStart) {
   EXPECT_THROW(p.Solve({}, std::span<const double>(warm)), std::invalid_argument);
 }
 
+// GLPK calls abort() on a failed internal check. The trap turns that into a false return, and
+// the thread can solve again afterwards: its freed environment is recreated on first use.
+// (Real failures come from numerical trouble deep in the simplex; an out-of-range column is
+// the same glp_error path, reachable in one call.)
+TEST(Glpk, AFailedGlpkCheckIsTrappedAndTheThreadSolvesAgain) {
+  for (int round = 0; round < 2; ++round) {
+    testing::internal::CaptureStdout();  // GLPK prints the failed check before the hook runs
+    const bool ok = detail::RunTrapped([] {
+      glp_prob* prob = glp_create_prob();
+      glp_add_cols(prob, 1);
+      glp_set_col_bnds(prob, 7, GLP_FX, 0.0, 0.0);  // column 7 of 1: a failed check
+    });
+    const std::string printed = testing::internal::GetCapturedStdout();
+    EXPECT_FALSE(ok);
+    EXPECT_NE(printed.find("out of range"), std::string::npos) << printed;
+    SolveResult r = SmallIp().Solve({});
+    EXPECT_EQ(r.status, ModelStatus::kOptimal) << "round " << round;
+    EXPECT_DOUBLE_EQ(r.objective, -13.0);
+  }
+  EXPECT_TRUE(detail::RunTrapped([] { glp_delete_prob(glp_create_prob()); }));
+}
+
 TEST(Glpk, RoutesGlpkOutputToTheLogSinkOnly) {
   Problem p = SmallIp();
   SolveParams params;
