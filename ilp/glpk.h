@@ -50,7 +50,7 @@ struct SolveParams {
   bool cuts = true;            // Gomory, MIR, cover and clique cuts
   // glp_scale_prob(GLP_SF_AUTO) before the root LP, as glpsol does. Unscaled, GLPK failed an
   // internal check on 4 of 34 measured order windows; scaled, none did, and a layout it could
-  // not improve in 20 s was solved in 0.03 s (perf/RESULTS.md). Scaled solutions can violate
+  // not improve in 20 s was solved in 0.06 s (perf/RESULTS.md). Scaled solutions can violate
   // rows by more than GLPK's tolerance in original units, so callers check what they decode.
   bool scale = true;
   int log_level = 0;  // 0 off, 1 errors, 2 normal, 3 all (GLPK's msg_lev)

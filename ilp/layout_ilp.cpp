@@ -355,7 +355,8 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
   // A solution GLPK accepted within its tolerances may still not decode to what it claims:
   // then GLPK's bound is not trusted either, and the decoded layout is kept only if it is
   // valid and lower than the warm start.
-  std::string inexact = CheckLayout(intervals, offsets, alignment);
+  const std::string invalid = CheckLayout(intervals, offsets, alignment);
+  std::string inexact = invalid;
   if (inexact.empty() &&
       static_cast<double>(height) > solved.objective * static_cast<double>(unit) + 0.5)
     inexact = "decoded height " + std::to_string(height) + " exceeds the objective";
@@ -363,7 +364,7 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
     result.status = ModelStatus::kError;
     result.call = CallOutcome::kError;
     result.note += "; GLPK's solution is numerically inexact (" + inexact + ")";
-    if (CheckLayout(intervals, offsets, alignment).empty() && height < result.warm_start_height) {
+    if (invalid.empty() && height < result.warm_start_height) {
       result.offsets = std::move(offsets);
       result.height = height;
       result.from_warm_start = false;
