@@ -12,6 +12,21 @@ PartOutcome Outcome(ModelStatus status, bool model_built, bool from_warm_start) 
   return PartOutcome::kTimeLimited;
 }
 
+// The order and layout results share these fields; value and warm_start are the peak or height.
+template <typename IlpResult>
+PartReport Report(const IlpResult& r, Bytes value, Bytes warm_start) {
+  PartReport part;
+  part.outcome = Outcome(r.status, r.model_built, r.from_warm_start);
+  part.status = r.status;
+  part.value = value;
+  part.lower_bound = r.lower_bound;
+  part.warm_start = warm_start;
+  part.gap = r.gap;
+  part.seconds = r.seconds;
+  part.note = r.note;
+  return part;
+}
+
 }  // namespace
 
 std::string_view ToString(PartOutcome outcome) {
@@ -41,30 +56,14 @@ WholeGraphResult OptimizeWholeGraph(const Graph& graph, const MemoryModel& model
   OrderIlpResult order =
       SolveOrderIlp(graph, model, deps, WholeGraph(graph), warm_order, order_params);
   result.order = order.order;
-  PartReport& op = result.order_part;
-  op.status = order.status;
-  op.value = order.peak;
-  op.lower_bound = order.lower_bound;
-  op.warm_start = order.warm_start_peak;
-  op.gap = order.gap;
-  op.seconds = order.seconds;
-  op.outcome = Outcome(order.status, order.model_built, order.from_warm_start);
-  op.note = order.note;
+  result.order_part = Report(order, order.peak, order.warm_start_peak);
 
   const auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, result.order));
   LayoutIlpParams layout_params = params.layout;
   layout_params.solve.time_limit_s = std::max(0.0, params.time_limit_s - elapsed());
   LayoutIlpResult layout = SolveLayoutIlp(intervals, model.alignment, layout_params);
   result.offsets = layout.offsets;
-  PartReport& lp = result.layout_part;
-  lp.status = layout.status;
-  lp.value = layout.height;
-  lp.lower_bound = layout.lower_bound;
-  lp.warm_start = layout.warm_start_height;
-  lp.gap = layout.gap;
-  lp.seconds = layout.seconds;
-  lp.outcome = Outcome(layout.status, layout.model_built, layout.from_warm_start);
-  lp.note = layout.note;
+  result.layout_part = Report(layout, layout.height, layout.warm_start_height);
   return result;
 }
 
