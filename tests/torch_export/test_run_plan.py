@@ -123,7 +123,7 @@ class PlansRunAndMatchEager:
         m = self.model
         plan_path = m.plans[PLAN_COMMANDS.index(["evaluate", "--order", "program",
                                                  "--layout", "best-fit"])]
-        bad = overlapping_plan(m.graph, load(plan_path))
+        bad, victim, moved = overlapping_plan(m.graph, load(plan_path))
         bad_path = s.write_json(m.dir, "overlap.json", bad)
         # roam validate rejects it ...
         with self.assertRaises(plan_io.BadInput) as e:
@@ -132,12 +132,15 @@ class PlansRunAndMatchEager:
         # ... and run anyway, the judge sees wrong numbers.
         r = self.run_plan(bad_path, skip_validate=True)
         self.assertIsNotNone(r.difference)
+        # The lockstep diagnosis names one of the two storages as read or written wrong.
+        self.assertRegex(r.diagnosis, rf"storage ({victim}|{moved}) at arena offset")
+        self.assertRegex(r.diagnosis, "overwritten while live|with other values")
 
 
 def overlapping_plan(graph, plan):
-    """plan with one buffer B moved onto a buffer A that is live when B is written and read
+    """(plan with one buffer B moved onto a buffer A that is live when B is written and read
     after that (start(A) < start(B) < end(A)), where B's producer does not itself read A: B's
-    write destroys a value A still has to deliver."""
+    write destroys a value A still has to deliver; A's id, B's id)."""
     tensors = {t["id"]: t for t in graph["tensors"]}
 
     def root(tid):
@@ -161,7 +164,7 @@ def overlapping_plan(graph, plan):
     for x in bad["buffers"]:
         if x["tensor"] == b["tensor"]:
             x["offset"] = a["offset"]
-    return bad
+    return bad, a["tensor"], b["tensor"]
 
 
 class TinyGPT(PlansRunAndMatchEager, unittest.TestCase):
@@ -251,7 +254,7 @@ class CommandLine(unittest.TestCase):
         self.assertGreaterEqual(doc["arena_allocated"], doc["arena_bytes"])
 
     def test_overlapping_plan_runs_only_with_the_unsafe_flag_and_then_differs(self):
-        bad = overlapping_plan(load(self.graph), load(self.plan))
+        bad, _, _ = overlapping_plan(load(self.graph), load(self.plan))
         bad_path = s.write_json(self.tmp.name, "overlap.json", bad)
         code, out, err = run_plan_main(self.args("--check-eager", plan=bad_path))
         self.assertEqual(code, 2, err)
@@ -261,6 +264,7 @@ class CommandLine(unittest.TestCase):
                                                  plan=bad_path))
         self.assertEqual(code, 1, out + err)
         self.assertIn("differs from eager PyTorch", err)
+        self.assertIn("first wrong value", err)
 
     def assertBadInput(self, args, message):
         code, out, err = run_plan_main(args)

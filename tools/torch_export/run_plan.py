@@ -108,6 +108,8 @@ def report_text(r):
                          f"the last, every persistent tensor ({counted})")
         else:
             lines.append(f"DIFFERS from eager PyTorch ({how} expected): {r.difference}")
+            if r.diagnosis:
+                lines.append(f"first wrong value: {r.diagnosis}")
     return "\n".join(lines)
 
 
@@ -147,7 +149,8 @@ def main(argv=None):
     else:
         print(report_text(report))
     if report.difference is not None:
-        return _fail(f"the planned run differs from eager PyTorch: {report.difference}",
+        why = f"; first wrong value: {report.diagnosis}" if report.diagnosis else ""
+        return _fail(f"the planned run differs from eager PyTorch: {report.difference}{why}",
                      EXIT_FAILURE)
     return EXIT_OK
 

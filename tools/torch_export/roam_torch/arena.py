@@ -197,6 +197,7 @@ class PlannedStep:
                             for o in _op_outputs(n)] for n in export.op_nodes}
         self.out_overloads = {}
         self.random_ops = [n for n in export.op_nodes if is_random(n.target)]
+        self.random_index = {n: j for j, n in enumerate(self.random_ops)}
         self.stats = ExecStats()
 
     def _node_of_root(self, tid):
@@ -215,20 +216,34 @@ class PlannedStep:
         graph's output (the loss). seed_random_op(j), when given, is called before the j-th
         random op of program order runs, so reordering random ops does not change their
         draws."""
-        self.stats = ExecStats()
-        env = {}
-        self.env = env
-        for n, t in zip(self.placeholders, flat):
-            env[n] = t
-        for n in self.host_ops:  # the step counters' bookkeeping; depends only on constants
-            env[n] = n.target(*fx.node.map_arg(n.args, self._value),
-                              **fx.node.map_arg(n.kwargs, self._value))
-        self.persistent_place = {}
-        random_index = {n: j for j, n in enumerate(self.random_ops)}
+        self.begin(flat)
         for n in self.order_nodes:
-            if seed_random_op is not None and n in random_index:
-                seed_random_op(random_index[n])
-            self._run_op(n)
+            self.run_op(n, seed_random_op)
+        return self.end()
+
+    def begin(self, flat):
+        """Starts a step: binds the persistent tensors and runs the host bookkeeping."""
+        self.stats = ExecStats()
+        self.env = {}
+        for n, t in zip(self.placeholders, flat):
+            self.env[n] = t
+        for n in self.host_ops:  # the step counters' bookkeeping; depends only on constants
+            self.env[n] = n.target(*fx.node.map_arg(n.args, self._value),
+                                   **fx.node.map_arg(n.kwargs, self._value))
+        self.persistent_place = {}
+
+    def run_op(self, n, seed_random_op=None):
+        """Runs op node n (the next one of the order)."""
+        if seed_random_op is not None and n in self.random_index:
+            seed_random_op(self.random_index[n])
+        self._run_op(n)
+
+    def value(self, n):
+        """The current value of fx node n (an op's input), during a step."""
+        return self._value(n)
+
+    def end(self):
+        """Ends a step; returns the graph's output."""
         result = fx.node.map_arg(self.output_node.args[0], self._value)
         self.env = None
         return result

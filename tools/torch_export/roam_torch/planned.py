@@ -74,6 +74,7 @@ class RunReport:
     planned: StepResult
     eager: StepResult = None
     difference: str = None  # the first tensor that differs; None when they match
+    diagnosis: str = None  # CPU: the first value the planned run read wrong (see diagnose)
     tolerance: tuple = (0.0, 0.0)
     compared: dict = field(default_factory=dict)  # kind -> count of tensors compared
 
@@ -90,6 +91,7 @@ class RunReport:
             d["eager_losses"] = [float(x) for x in self.eager.losses]
             d["matches_eager"] = self.difference is None
             d["difference"] = self.difference
+            d["diagnosis"] = self.diagnosis
             d["rtol"], d["atol"] = self.tolerance
             d["compared"] = self.compared
             if self.device.startswith("cuda"):
@@ -223,7 +225,74 @@ class Runner:
             report.tolerance = (rtol, atol)
             report.difference = self.first_difference(report.eager, planned, rtol, atol)
             report.compared = {k: self.kinds.count(k) for k in sorted(set(self.kinds))}
+            if report.difference is not None and report.tolerance == (0.0, 0.0):
+                report.diagnosis = self.diagnose(graph, order, placement, arena_bytes,
+                                                 alignment, steps, device)
         return report
+
+    def diagnose(self, graph, order, placement, arena_bytes, alignment, steps, device):
+        """Where a planned run that differs from eager first goes wrong: runs it in lockstep
+        with a reference that executes the same order with every tensor in its own
+        allocation, and names the first tensor an op reads (or writes) with other values
+        than the reference's. Exact comparison, so only for bit-identical devices."""
+        device = torch.device(device)
+        tensors = {t["id"]: t for t in graph["tensors"]}
+        names = {op["id"]: op.get("name", "") for op in graph["ops"]}
+        ref_flat = [t.detach() for t in self.real_inputs(device).tensors]
+        run_flat = [t.detach() for t in self.real_inputs(device).tensors]
+        gm = self.traced.gm
+        ref = ar.PlannedStep(self.export, gm, order, {}, None, device)
+        arena = ar.Arena(arena_bytes, alignment, device)
+        run = ar.PlannedStep(self.export, gm, order, placement, arena, device)
+        tensor_of = self.export.tensor_of
+
+        def describe(node):
+            tid = tensor_of.get(node)
+            if tid is None:
+                return node.name
+            root = tid
+            while tensors[root].get("alias_of") is not None:
+                root = tensors[root]["alias_of"]
+            t = tensors[tid]
+            made = "a graph input" if t["producer"] is None else \
+                f"made by op {t['producer']} ({names[t['producer']]})"
+            where = f", storage {root} at arena offset {placement[root]}" \
+                if root in placement else ""
+            return f"tensor {tid} ({t['kind']}, {made}{where})"
+
+        def differs(a, b):
+            return isinstance(a, torch.Tensor) and not (a.shape == b.shape and
+                                                        torch.equal(a, b))
+
+        with torch.no_grad():
+            for k in range(steps):
+                def seed(j, k=k):
+                    torch.manual_seed(_seed(self.seed, k, j))
+                ref.begin(ref_flat)
+                run.begin(run_flat)
+                for pos, op_id in enumerate(order):
+                    n = self.export.op_nodes[op_id]
+                    for inp in export_graph._tensor_nodes(n.args, n.kwargs):
+                        if differs(ref.value(inp), run.value(inp)):
+                            return (f"step {k + 1}: op {op_id} ({names[op_id]}, position {pos} "
+                                    f"of the order) reads {describe(inp)}, whose values "
+                                    "differ from a run without the arena: overwritten while "
+                                    "live")
+                    ref.run_op(n, seed)
+                    try:
+                        run.run_op(n, seed)
+                    except ar.RunFailure as e:
+                        return f"step {k + 1}: {e}"
+                    for _, out, _ in run.outputs[n]:
+                        if differs(ref.value(out), run.value(out)):
+                            return (f"step {k + 1}: op {op_id} ({names[op_id]}, position {pos} "
+                                    f"of the order) wrote {describe(out)} with other values "
+                                    "than a run without the arena")
+                ref.end()
+                run.end()
+        return ("a run of the same order without the arena computes the same values: the "
+                "difference is not the arena's (is an ordering dependency missing from the "
+                "graph?)")
 
     def first_difference(self, eager, planned, rtol, atol):
         """The first tensor that differs between the two runs: step by step, the loss, then
