@@ -5,6 +5,7 @@ each other gives different numbers; bad input exits 2 having run nothing."""
 
 import contextlib
 import copy
+import dataclasses
 import importlib.util
 import io
 import json
@@ -14,7 +15,7 @@ import sys
 import unittest
 
 import support as s
-from roam_torch import plan_io, planned
+from roam_torch import arena, plan_io, planned
 
 RUN_PLAN_PY = os.path.join(s.TOOL_DIR, "run_plan.py")
 
@@ -135,6 +136,30 @@ class PlansRunAndMatchEager:
         # The lockstep diagnosis names one of the two storages as read or written wrong.
         self.assertRegex(r.diagnosis, rf"storage ({victim}|{moved}) at arena offset")
         self.assertRegex(r.diagnosis, "overwritten while live|with other values")
+
+    def test_a_graph_that_calls_a_fresh_output_a_view_fails_the_placement_check(self):
+        # A memory-model mistake: the graph says an aten.mm output shares its first input's
+        # storage. The plan is valid for that graph, but the real output is elsewhere.
+        m = self.model
+        graph = copy.deepcopy(m.graph)
+        mm = next(op["id"] for op in graph["ops"] if op["name"] == "aten.mm")
+        out = next(t for t in graph["tensors"] if t["producer"] == mm)
+        base = next(t for t in graph["tensors"] if mm in t["consumers"] and t["size"] > 0)
+        out["alias_of"] = base["id"]
+        d = s.temp_dir(self)
+        graph_path = s.write_json(d, "graph.json", graph)
+        plan_path = make_plan(d, graph_path, ["evaluate"], "plan.json")
+        runner = m.runner
+        original = runner.export
+        runner.export = dataclasses.replace(original, graph=graph)
+        try:
+            with self.assertRaises(arena.PlacementError) as e:
+                runner.run(graph, graph_path, load(plan_path), plan_path, steps=1,
+                           roam=s.roam_binary())
+        finally:
+            runner.export = original
+        self.assertIn(f"op {mm} (aten.mm): tensor {out['id']} is at address", str(e.exception))
+        self.assertIn("the graph's memory model is wrong about this op", str(e.exception))
 
 
 def overlapping_plan(graph, plan):

@@ -54,7 +54,9 @@ class _SeedEachRandomOp(TorchDispatchMode):
 @dataclass
 class StepResult:
     losses: list  # per step, on the CPU
-    states: list  # per step: every persistent tensor after it, on the CPU
+    # The persistent tensors on the CPU: eager keeps them after every step, the planned run
+    # (which compares as it goes) after the last one only.
+    states: list
     peak_allocated: int = None  # CUDA: torch.cuda.max_memory_allocated during the steps
     peak_reserved: int = None
 
@@ -170,7 +172,10 @@ class Runner:
         _release(device)
         return StepResult(losses, states, *peaks)
 
-    def run_planned(self, order, placement, arena_bytes, alignment, steps, device):
+    def run_planned(self, order, placement, arena_bytes, alignment, steps, device,
+                    after_step=None):
+        """Runs the plan; after_step(k, loss, flat), when given, sees each step's results
+        before the next step overwrites them."""
         device = torch.device(device)
         inputs = self.real_inputs(device)
         flat = [t.detach() for t in inputs.tensors]
@@ -178,7 +183,7 @@ class Runner:
         _reset_peaks(device)
         arena = ar.Arena(arena_bytes, alignment, device)
         step = ar.PlannedStep(self.export, self.traced.gm, order, placement, arena, device)
-        losses, states = [], []
+        losses = []
         with torch.no_grad():
             for k in range(steps):
                 torch.manual_seed(_seed(self.seed, k))
@@ -186,8 +191,10 @@ class Runner:
                     if reseed else None
                 loss = step.run(flat, reseed_op)
                 losses.append(loss.to("cpu", copy=True))
-                states.append([t.to("cpu", copy=True) for t in flat])
+                if after_step is not None:
+                    after_step(k, losses[-1], flat)
         peaks = _peaks(device)
+        states = [[t.to("cpu", copy=True) for t in flat]]
         allocated, stats = arena.allocated, step.stats
         del inputs, flat, arena, step, loss
         _release(device)
@@ -205,9 +212,26 @@ class Runner:
         arena_bytes = max((off + size for off, size in placed.values()), default=0)
         alignment = plan.get("alignment", 1)
         order = plan["order"]
+        reseed = ar.random_order_changed(self.export, order)
+        eager, after_step, differences = None, None, []
+        cuda = torch.device(device).type == "cuda"
+        if rtol is None:
+            rtol = CUDA_RTOL if cuda and check_eager else 0.0
+        if atol is None:
+            atol = CUDA_ATOL if cuda and check_eager else 0.0
+        if check_eager:
+            # Eager first, keeping its state after every step; the planned run compares as it
+            # goes, so no second copy of every step's state is held.
+            eager = self.eager(steps, device, reseed)
+
+            def after_step(k, loss, flat):
+                if not differences:
+                    diff = self.step_difference(eager, k, loss, flat, rtol, atol)
+                    if diff is not None:
+                        differences.append(diff)
         try:
-            planned, allocated, reseed, stats = self.run_planned(order, placement, arena_bytes,
-                                                          alignment, steps, device)
+            planned, allocated, reseed, stats = self.run_planned(
+                order, placement, arena_bytes, alignment, steps, device, after_step)
         except ar.OrderError as e:
             raise BadInput(f"PLAN {plan_path}: {e}") from None
         report = RunReport(graph=graph.get("name", ""), ops=len(graph["ops"]), steps=steps,
@@ -216,14 +240,9 @@ class Runner:
                            arena_allocated=allocated, stats=stats,
                            random_reseeded=reseed, planned=planned)
         if check_eager:
-            cuda = torch.device(device).type == "cuda"
-            if rtol is None:
-                rtol = CUDA_RTOL if cuda else 0.0
-            if atol is None:
-                atol = CUDA_ATOL if cuda else 0.0
-            report.eager = self.eager(steps, device, reseed)
+            report.eager = eager
             report.tolerance = (rtol, atol)
-            report.difference = self.first_difference(report.eager, planned, rtol, atol)
+            report.difference = differences[0] if differences else None
             report.compared = {k: self.kinds.count(k) for k in sorted(set(self.kinds))}
             if report.difference is not None and report.tolerance == (0.0, 0.0):
                 report.diagnosis = self.diagnose(graph, order, placement, arena_bytes,
@@ -294,27 +313,25 @@ class Runner:
                 "difference is not the arena's (is an ordering dependency missing from the "
                 "graph?)")
 
-    def first_difference(self, eager, planned, rtol, atol):
-        """The first tensor that differs between the two runs: step by step, the loss, then
-        every persistent tensor after the step (parameters, buffers, optimizer state, data)."""
+    def step_difference(self, eager, k, loss, flat, rtol, atol):
+        """The first tensor of step k that differs between eager and the planned run (`loss`,
+        `flat`): the loss, then every persistent tensor after the step (parameters, buffers,
+        optimizer state, data); None when they agree."""
         def same(a, b):
             if rtol == 0 and atol == 0:
                 return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
             return torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
 
-        for k in range(len(eager.losses)):
-            a, b = eager.losses[k], planned.losses[k]
+        if not same(eager.losses[k], loss):
+            return (f"step {k + 1}: the loss differs: planned {float(loss)!r}, eager "
+                    f"{float(eager.losses[k])!r}")
+        for name, kind, a, b in zip(self.names, self.kinds, eager.states[k], flat):
+            b = b.to("cpu")
             if not same(a, b):
-                return (f"step {k + 1}: the loss differs: planned {float(b)!r}, eager "
-                        f"{float(a)!r}")
-            for name, kind, a, b in zip(self.names, self.kinds, eager.states[k],
-                                        planned.states[k]):
-                if not same(a, b):
-                    diff = (b.double() - a.double()).abs()
-                    wrong = int((b != a).sum())
-                    return (f"after step {k + 1}: {name} ({kind}) differs in {wrong} of "
-                            f"{a.numel()} elements, max |planned - eager| = "
-                            f"{float(diff.max()):.3g}")
+                wrong = int((b != a).sum())
+                diff = (b.double() - a.double()).abs().max()
+                return (f"after step {k + 1}: {name} ({kind}) differs in {wrong} of "
+                        f"{a.numel()} elements, max |planned - eager| = {float(diff):.3g}")
         return None
 
 
