@@ -210,6 +210,62 @@ class SmallCNN(PlansRunAndMatchEager, unittest.TestCase):
                               lambda: s.SmallCNN(dropout=0.3))
 
 
+class TwoDropouts(s.nn.Module):
+    """Two independent dropout branches: an order may run either dropout first."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = s.nn.Linear(3 * 8 * 8, 6)
+        self.b = s.nn.Linear(3 * 8 * 8, 6)
+        self.drop = s.nn.Dropout(0.5)
+        self.head = s.nn.Linear(6, 5)
+
+    def forward(self, x):
+        x = x.flatten(1)
+        return self.head(self.drop(self.a(x)) + self.drop(self.b(x)))
+
+
+class RandomOpsInAnotherOrder(unittest.TestCase):
+    """No baseline order swaps independent dropouts, so this plan is made here: the order
+    delays every op as long as the dependencies allow (which runs the second dropout first),
+    and every storage gets bytes of its own (no reuse, so no validation is needed)."""
+
+    def test_reseeding_before_each_random_op_keeps_the_masks_of_eager(self):
+        runner = planned.Runner(s.cnn_spec("adam"), TwoDropouts)
+        graph = runner.graph
+        order = s.latest_first_order(graph)
+        self.assertTrue(arena.random_order_changed(runner.export, order))
+        buffers, offset = [], 0
+        for tid, size in sorted(plan_io.planned_roots(graph).items()):
+            buffers.append({"tensor": tid, "offset": offset, "size": size, "start": 0,
+                            "end": 0})
+            offset += -(-size // 512) * 512
+        plan = {"format": "roam-plan-v1", "graph": graph["name"], "alignment": 512,
+                "order": order, "buffers": buffers, "summary": {}}
+        d = s.temp_dir(self)
+        graph_path = s.write_json(d, "graph.json", graph)
+        plan_path = s.write_json(d, "plan.json", plan)
+
+        def run():
+            return runner.run(graph, graph_path, plan, plan_path, steps=STEPS,
+                              skip_validate=True)
+
+        r = run()
+        self.assertTrue(r.random_reseeded)
+        self.assertIsNone(r.difference)
+        # Without the reseeding the masks trade places and the numbers differ: the test
+        # above can fail.
+        original = planned.ar.random_order_changed
+        planned.ar.random_order_changed = lambda export, order: False
+        try:
+            r = run()
+        finally:
+            planned.ar.random_order_changed = original
+        self.assertFalse(r.random_reseeded)
+        self.assertIsNotNone(r.difference)
+        self.assertIn("not the arena's", r.diagnosis)
+
+
 # ---------------------------------------------------------------------------------------------
 # The command line
 
