@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import support as s
@@ -81,7 +82,7 @@ class PlansRunAndMatchEager:
 
     @classmethod
     def setUpClass(cls):
-        cls.tmp = s.tempfile.TemporaryDirectory(prefix="roam-run-plan-")
+        cls.tmp = tempfile.TemporaryDirectory(prefix="roam-run-plan-")
         cls.model = _Model(cls.make_runner(), cls.tmp.name)
 
     @classmethod
@@ -100,7 +101,7 @@ class PlansRunAndMatchEager:
                 plan = load(plan_path)
                 orders.add(tuple(plan["order"]))
                 r = self.run_plan(plan_path)
-                self.assertIsNone(r.difference)
+                self.assertIsNone(r.difference, r.diagnosis)
                 self.assertEqual(r.tolerance, (0.0, 0.0))
                 self.assertEqual(len(r.planned.losses), STEPS)
                 # The arena is the plan's actual peak; every op ran exactly once per step.
@@ -291,7 +292,7 @@ def run_plan_main(args):
 class CommandLine(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = s.tempfile.TemporaryDirectory(prefix="roam-run-plan-cli-")
+        cls.tmp = tempfile.TemporaryDirectory(prefix="roam-run-plan-cli-")
         d = cls.tmp.name
         cls.config = os.path.join(d, "tiny-gpt.yaml")
         with open(cls.config, "w", encoding="utf-8") as f:
@@ -375,6 +376,13 @@ class CommandLine(unittest.TestCase):
         self.assertBadInput(self.args(plan=os.path.join(self.tmp.name, "nope.json")),
                             "cannot read")
         self.assertBadInput(self.args(plan=self.graph), "expected 'roam-plan-v1'")
+
+    def test_an_order_that_is_not_topological_even_without_validation(self):
+        plan = load(self.plan)
+        plan["order"] = list(reversed(plan["order"]))
+        path = s.write_json(self.tmp.name, "reversed.json", plan)
+        self.assertBadInput(self.args("--unsafe-skip-validate", plan=path),
+                            "field \"order\" runs op")
 
     def test_cuda_without_cuda(self):
         if s.torch.cuda.is_available():

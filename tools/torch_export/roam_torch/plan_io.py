@@ -110,8 +110,9 @@ def planned_roots(graph):
 
 def check_plan(graph, plan, plan_path):
     """What running the plan needs, checked even when `roam validate` is skipped: the order is
-    a permutation of the graph's ops, and every planned storage has one buffer at least as big
-    as the storage, at a non-negative integer offset. Returns {root id: (offset, size)}."""
+    a topological permutation of the graph's ops, and every planned storage has one buffer at
+    least as big as the storage, at a non-negative integer offset. Returns {root id: (offset,
+    size)}."""
     where = plan_path
     if plan.get("graph", "") != graph.get("name", ""):
         raise BadInput(f"{where}: field \"graph\" is {plan.get('graph')!r}, but GRAPH is "
@@ -121,6 +122,20 @@ def check_plan(graph, plan, plan_path):
     if not isinstance(order, list) or sorted(order) != op_ids:
         raise BadInput(f"{where}: field \"order\" is not a permutation of the graph's "
                        f"{len(op_ids)} ops")
+    pos = {op: i for i, op in enumerate(order)}
+    tensors = {t["id"]: t for t in graph["tensors"]}
+    for t in graph["tensors"]:  # docs/formats.md "Dependencies"
+        p = t.get("producer")
+        if p is None:
+            continue
+        for c in t.get("consumers", []):
+            if c != p and pos[c] < pos[p]:
+                raise BadInput(f"{where}: field \"order\" runs op {c} before op {p}, which "
+                               f"makes its input tensor {t['id']}")
+        base = tensors.get(t.get("alias_of"), {}).get("producer")
+        if base is not None and base != p and pos[p] < pos[base]:
+            raise BadInput(f"{where}: field \"order\" runs op {p} before op {base}, which "
+                           f"makes the base of its output tensor {t['id']}")
     alignment = plan.get("alignment", 1)
     if not _integer(alignment) or alignment <= 0:
         raise BadInput(f"{where}: field \"alignment\" is {alignment!r}, must be a positive "
