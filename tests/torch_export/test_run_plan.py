@@ -211,6 +211,22 @@ class SmallCNN(PlansRunAndMatchEager, unittest.TestCase):
                               lambda: s.SmallCNN(dropout=0.3))
 
 
+class CpuFormDropout(unittest.TestCase):
+    """CPU-form dropout allocates its mask with empty_like and fills it with bernoulli_: the
+    planned view is the mask, and the draw lands in the arena."""
+
+    def test_empty_like_outputs_are_their_planned_views(self):
+        runner = planned.Runner(s.gpt_spec(dropout=0.25, dropout_form="cpu"))
+        d = s.temp_dir(self)
+        graph_path = s.write_json(d, "graph.json", runner.graph)
+        for command in (["evaluate"], ["evaluate", "--order", "xla-dfs", "--layout", "llfb"]):
+            plan_path = make_plan(d, graph_path, command, "plan.json")
+            r = runner.run(runner.graph, graph_path, load(plan_path), plan_path, steps=STEPS,
+                           roam=s.roam_binary())
+            self.assertIsNone(r.difference, r.diagnosis)
+            self.assertGreater(r.stats.ops_empty, 0)
+
+
 class TwoDropouts(s.nn.Module):
     """Two independent dropout branches: an order may run either dropout first."""
 
