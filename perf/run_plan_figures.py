@@ -38,8 +38,8 @@ def main():
         subprocess.run([sys.executable, os.path.join(TOOLS, "export.py"), *model, "-o", graph,
                         "-q"], check=True)
         print("| order | layout | theoretical | arena (actual peak) | persistent | transient "
-              "max / per step | out= / copied ops | eager peak alloc. | planned peak alloc. "
-              "| matches eager |")
+              "max / per step | out= / copied ops | eager peak allocated | planned peak "
+              "allocated | matches eager |  (MiB)")
         print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for order in args.orders.split(","):
             for layout in args.layouts.split(","):
