@@ -405,6 +405,10 @@ class CommandLine(unittest.TestCase):
             self.skipTest("this machine has CUDA")
         self.assertBadInput(self.args("--device", "cuda"), "CUDA is not available")
 
+    def test_unknown_device(self):
+        self.assertBadInput(self.args("--device", "tpu"), "--device tpu: must be cpu or cuda")
+        self.assertBadInput(self.args("--device", "mps"), "--device mps: must be cpu or cuda")
+
     def test_non_positive_steps(self):
         self.assertBadInput(self.args("--steps", "0"), "--steps: must be a positive integer")
 

@@ -355,7 +355,10 @@ def _release(device):
 
 def check_device(device):
     """BadInput unless this PyTorch can run on `device`."""
-    d = torch.device(device)
+    try:
+        d = torch.device(device)
+    except RuntimeError:
+        raise BadInput(f"--device {device}: must be cpu or cuda") from None
     if d.type == "cuda" and not torch.cuda.is_available():
         raise BadInput(f"--device {device}: CUDA is not available to this PyTorch "
                        f"({torch.__version__}, CUDA build: {torch.version.cuda or 'none'})")
