@@ -28,7 +28,9 @@ LAYOUTS = ("pytorch", "llfb", "best-fit")
 PLAN_COMMANDS = [["evaluate", "--order", o, "--layout", lay] for o in ORDERS for lay in LAYOUTS]
 PLAN_COMMANDS += [["evaluate", "--order", "heuristic", "--layout", "best-fit",
                    "--alignment", "64"],
-                  ["optimize", "--mode", "model", "--time-limit", "2"]]
+                  ["optimize", "--mode", "model", "--time-limit", "2"],
+                  ["optimize", "--time-limit", "10"],
+                  ["optimize", "--node-limit", "8", "--no-bound-shortcut", "--time-limit", "10"]]
 
 STEPS = 2
 
