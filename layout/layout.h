@@ -48,6 +48,10 @@ struct SearchParams {
   // A section's floor is also the lowest offset any of its unplaced buffers can still take:
   // space below it is lost, which the inference above then sees at once.
   bool unallocated_floor = true;
+  // ... but only in groups of at most this many buffers: its cost per node grows with the
+  // group's buffers times their sections, and on whole training graphs (4,000 buffers) one
+  // dive then took 8 s instead of 0.8 s (perf/RESULTS.md, "Layout search").
+  int unallocated_floor_max_buffers = 1'000;
   // Round-robin over three static preorders (by section total, lifetime width and area, each
   // with the others as tie-breaks) under the node limit; false: the first only.
   bool multiple_preorders = true;

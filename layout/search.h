@@ -53,7 +53,7 @@ class Searcher {
   Searcher(const Instance& instance, const SearchParams& params);
 
   // buffers: sorted by first section, positive sizes. On kFound, offsets[b] holds the offset of
-  // every buffer b of the group. node_limit counts placements; deadline is checked every 256.
+  // every buffer b of the group. node_limit counts placements.
   SearchOutcome Run(std::span<const int> buffers, std::span<const int> rank, Bytes capacity,
                     std::int64_t node_limit, std::optional<Clock::time_point> deadline,
                     std::vector<Bytes>& offsets);
@@ -65,6 +65,7 @@ class Searcher {
     int rank;
     int buffer;
   };
+  bool Splits(const std::vector<int>& unplaced) const;  // into time-disjoint groups
   bool Solve(const std::vector<int>& unplaced, Bytes last_offset, int last_rank);
   bool Branch(const std::vector<int>& unplaced, Bytes last_offset, int last_rank);
   bool Overlap(int a, int b) const {
@@ -86,6 +87,7 @@ class Searcher {
   std::vector<char> placed_;
   std::vector<std::vector<int>> section_buffers_;  // for the unallocated floor
   std::vector<int> mark_;                          // per section: last node that touched it
+  bool use_unallocated_floor_ = false;             // in this Run
   int epoch_ = 0;
   std::vector<std::pair<int, Bytes>> floor_trail_;
   std::vector<Bytes> offset_;                      // per buffer, once placed
