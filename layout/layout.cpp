@@ -319,8 +319,11 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
           const Bytes cap = !sp.capacity_search ? hi() - 1
                             : first             ? floor
                                                 : floor + (hi() - 1 - floor) / 2;
+          // Probes above the bound improve the incumbent (anytime); the bound's own probe gets
+          // the full budget, as tight instances are won or lost there.
+          const Probe answer =
+              probe(cap, first ? node_limit : std::max(sp.initial_node_limit, node_limit / 4));
           first = false;
-          const Probe answer = probe(cap, node_limit);
           if (answer == Probe::kInfeasible) {
             lo = std::max(lo, cap + 1);
             floor = std::max(floor, cap + 1);

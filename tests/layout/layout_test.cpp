@@ -339,7 +339,7 @@ TEST(LayoutSearch, DecompositionSplitsTimeDisjointGroups) {
   EXPECT_EQ(SolveLayout(in, 1, params).partitions, 1);
 }
 
-TEST(LayoutSearch, ConcurrentCallsGiveTheSequentialResults) {
+TEST(LayoutConcurrency, CallsOnTbbWorkersGiveTheSequentialResults) {
   std::mt19937_64 rng(10);
   std::vector<std::vector<Interval>> instances;
   for (int i = 0; i < 16; ++i) instances.push_back(PerfectPacking(rng, 60, 1 << 12, 40, 16));
