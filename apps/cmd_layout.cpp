@@ -1,12 +1,14 @@
-// roam layout: the layout ILP on a MiniMalloc-style CSV problem.
+// roam layout: a MiniMalloc CSV problem solved by the layout search (default) or the layout ILP.
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "apps/cli.h"
+#include "core/error.h"
 #include "core/io.h"
-#include "ilp/layout_csv.h"
 #include "ilp/layout_ilp.h"
+#include "layout/csv.h"
+#include "layout/layout.h"
 
 namespace roam::cli {
 namespace {
@@ -16,62 +18,137 @@ struct LayoutOptions {
   std::string solution;  // -o
   Bytes capacity = 0;    // 0 = none
   double time_limit_s = 60.0;
+  std::string engine = "search";
   bool json = false;
 };
 
-int RunLayout(const LayoutOptions& options) {
-  const auto rows = ilp::LoadLayoutCsv(options.problem);
-  const auto intervals = ilp::CsvIntervals(rows);
+// What either engine answers, in the command's terms.
+struct Answer {
+  std::vector<Bytes> offsets;
+  Bytes height = 0;
+  Bytes lower_bound = 0;
+  Bytes warm_start_height = 0;
+  std::string status;
+  double seconds = 0.0;
+  std::int64_t nodes = -1;  // search only
+  int partitions = -1;      // search only
+};
+
+Answer SolveWithSearch(const layout::CsvProblem& problem, std::span<const Interval> intervals,
+                       const LayoutOptions& options) {
+  layout::LayoutParams params;
+  params.time_limit_s = options.time_limit_s;
+  if (options.capacity > 0) params.capacity = options.capacity;
+  std::vector<Bytes> hints;
+  for (const layout::CsvRow& row : problem.rows) {
+    params.buffer_alignments.push_back(row.alignment);
+    params.fixed_offsets.push_back(row.offset);
+    hints.push_back(row.offset >= 0 ? row.offset : row.hint);
+  }
+  layout::LayoutResult r;
+  try {
+    // Hints are a warm start when they form a valid layout; otherwise they are only advice.
+    bool use_hints =
+        problem.has_hint && std::all_of(hints.begin(), hints.end(), [](Bytes h) { return h >= 0; });
+    try {
+      r = use_hints ? layout::SolveLayout(intervals, 1, params, std::span<const Bytes>(hints))
+                    : layout::SolveLayout(intervals, 1, params);
+    } catch (const std::invalid_argument& e) {
+      if (!use_hints || std::string(e.what()).find("warm start") == std::string::npos) throw;
+      std::cerr << "roam: " << options.problem << ": the hints are not a valid layout (" << e.what()
+                << "); ignoring them\n";
+      r = layout::SolveLayout(intervals, 1, params);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw InputError(options.problem + ": " + e.what());
+  }
+  return {r.offsets,
+          r.height,
+          r.lower_bound,
+          r.warm_start_height,
+          std::string(layout::ToString(r.status)),
+          r.seconds,
+          r.nodes,
+          r.partitions};
+}
+
+Answer SolveWithIlp(const layout::CsvProblem& problem, std::span<const Interval> intervals,
+                    const LayoutOptions& options) {
+  for (const layout::CsvRow& row : problem.rows)
+    if (row.alignment != 1 || row.offset >= 0)
+      throw InputError(options.problem +
+                       ": the ilp engine does not support the alignment and offset columns; use "
+                       "--engine search");
   ilp::LayoutIlpParams params;
   params.solve.time_limit_s = options.time_limit_s;
   // With a capacity the question is "does it fit": stop at the first layout that does.
   if (options.capacity > 0) params.solve.stop_at_objective = static_cast<double>(options.capacity);
-  // The CSV format has no alignment: every byte offset is allowed.
+  // The CSV format has no common alignment: every byte offset is allowed.
   const ilp::LayoutIlpResult r = ilp::SolveLayoutIlp(intervals, 1, params);
+  return {
+      r.offsets, r.height, r.lower_bound, r.warm_start_height, std::string(ilp::ToString(r.status)),
+      r.seconds};
+}
+
+int RunLayout(const LayoutOptions& options) {
+  const layout::CsvProblem problem = layout::LoadLayoutCsv(options.problem);
+  const auto intervals = layout::CsvIntervals(problem.rows);
+  const Answer r = options.engine == "ilp" ? SolveWithIlp(problem, intervals, options)
+                                           : SolveWithSearch(problem, intervals, options);
   const bool proven = r.height == r.lower_bound;
   const bool fits = options.capacity == 0 || r.height <= options.capacity;
+  const double gap =
+      r.height == 0 ? 0.0
+                    : static_cast<double>(r.height - r.lower_bound) / static_cast<double>(r.height);
   if (fits && !options.solution.empty())
-    WriteFileAtomically(options.solution, ilp::LayoutSolutionCsv(rows, r.offsets));
+    WriteFileAtomically(options.solution, layout::LayoutSolutionCsv(problem.rows, r.offsets));
 
   if (options.json) {
     nlohmann::ordered_json doc;
     doc["problem"] = options.problem;
-    doc["buffers"] = rows.size();
+    doc["engine"] = options.engine;
+    doc["buffers"] = problem.rows.size();
     doc["height"] = r.height;
     doc["lower_bound"] = r.lower_bound;
     doc["proven_minimal"] = proven;
-    doc["status"] = std::string(ilp::ToString(r.status));
-    doc["gap"] = r.gap;
+    doc["status"] = r.status;
+    doc["gap"] = gap;
     doc["warm_start_height"] = r.warm_start_height;
     if (options.capacity > 0) {
       doc["capacity"] = options.capacity;
       doc["fits"] = fits;
+    }
+    if (r.nodes >= 0) {
+      doc["nodes"] = r.nodes;
+      doc["partitions"] = r.partitions;
     }
     doc["seconds"] = r.seconds;
     if (fits && !options.solution.empty()) doc["solution"] = options.solution;
     std::cout << doc.dump() << "\n";
   } else {
     std::ostringstream out;
-    out << "problem           " << options.problem << " (" << rows.size() << " buffers)\n"
+    out << "problem           " << options.problem << " (" << problem.rows.size() << " buffers)\n"
+        << "engine            " << options.engine << "\n"
         << "height            " << r.height << " B\n"
         << "lower bound       " << r.lower_bound << " B\n"
         << "minimal           "
         << (proven ? "yes, proven"
-                   : "not proven (" + std::string(ilp::ToString(r.status)) + ", gap " +
-                         std::to_string(100.0 * r.gap) + "%)")
+                   : "not proven (" + r.status + ", gap " + std::to_string(100.0 * gap) + "%)")
         << "\n"
         << "greedy height     " << r.warm_start_height << " B\n";
     if (options.capacity > 0)
       out << "capacity          " << options.capacity << " B: " << (fits ? "fits" : "does not fit")
           << "\n";
+    if (r.nodes >= 0)
+      out << "search            " << r.nodes << " nodes, " << r.partitions << " partitions\n";
     out << "solving time      " << r.seconds << " s\n";
     if (fits && !options.solution.empty()) out << "solution written  " << options.solution << "\n";
     std::cout << out.str();
   }
   if (!fits) {
-    std::cerr << "roam: no layout within the capacity of " << options.capacity
-              << " B was found (best height " << r.height << " B, lower bound " << r.lower_bound
-              << " B); nothing written\n";
+    std::cerr << "roam: no layout within the capacity of " << options.capacity << " B was "
+              << (r.status == "infeasible" ? "possible" : "found") << " (best height " << r.height
+              << " B, lower bound " << r.lower_bound << " B); nothing written\n";
     return kFailure;
   }
   return kOk;
@@ -84,16 +161,22 @@ void AddLayoutCommand(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand(
       "layout",
       "Lay out buffers with fixed lifetimes (MiniMalloc CSV: id,lower,upper,size, half-open "
-      "[lower, upper)) with the layout ILP; writes the rows with an offset column");
+      "[lower, upper), optional alignment, offset, hint) by exact search or the layout ILP; "
+      "writes the rows with an offset column");
   cmd->add_option("problem", options->problem, "Problem CSV")->required()->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", options->solution, "Write the solution CSV here")
       ->check(WritableOutputPath());
   cmd->add_option("--capacity", options->capacity,
-                  "Memory capacity in bytes: succeed as soon as a layout fits (exit 1 if none "
-                  "is found)")
+                  "Memory capacity in bytes: succeed as soon as a layout fits (exit 1, with the "
+                  "best height found, if none does)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--time-limit", options->time_limit_s, "Seconds the solver may use")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--engine", options->engine,
+                  "search: MiniMalloc-style exact search (docs/layout.md); ilp: the GLPK layout "
+                  "ILP (docs/ilp.md)")
+      ->check(CLI::IsMember({"search", "ilp"}))
       ->capture_default_str();
   cmd->add_flag("--json", options->json, "Print the result as one JSON object");
   cmd->callback([options, &action] { action = [options] { return RunLayout(*options); }; });

@@ -97,11 +97,14 @@ const std::vector<std::string> kTrainingKeys = {"optimizer",    "lr",    "moment
                                                 "weight_decay", "beta1", "beta2",    "eps"};
 const std::vector<std::string> kPlannerKeys = {
     "mode",           "threads",   "time_limit", "alignment",  "bound_shortcut",
-    "best_update_placement", "solver_overshoot", "partition", "leaf_order", "leaf_layout"};
+    "best_update_placement", "solver_overshoot", "partition", "leaf_order", "leaf_layout",
+    "final_layout", "defer_update_tails"};
 const std::vector<std::string> kPartitionKeys = {"node_limit", "alpha", "delay_radius",
                                                  "update_placement"};
 const std::vector<std::string> kLeafOrderKeys = {"enabled", "time_limit"};
-const std::vector<std::string> kLeafLayoutKeys = {"enabled", "time_limit", "max_storages"};
+const std::vector<std::string> kLeafLayoutKeys = {"enabled", "engine", "time_limit",
+                                                  "max_storages"};
+const std::vector<std::string> kFinalLayoutKeys = {"enabled", "time_limit"};
 // Flat planner keys of earlier configs, and where they live now.
 const std::vector<std::pair<std::string, std::string>> kMovedPlannerKeys = {
     {"node_limit", "planner.partition.node_limit"},
@@ -401,6 +404,8 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
       p.bound_shortcut = r.Bool(v, path);
     } else if (key == "best_update_placement") {
       p.best_update_placement = r.Bool(v, path);
+    } else if (key == "defer_update_tails") {
+      p.defer_update_tails = r.Bool(v, path);
     } else if (key == "solver_overshoot") {
       p.solver_overshoot = non_negative(v, path);
     } else if (key == "partition") {
@@ -441,6 +446,19 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
         if (k == "time_limit") p.leaf_layout.time_limit = non_negative(jt->second, at);
         if (k == "max_storages")
           p.leaf_layout.max_storages = static_cast<int>(r.Integer(jt->second, at, 0));
+        if (k == "engine") {
+          const std::string text = r.Scalar(jt->second, at, "search or ilp");
+          if (text != "search" && text != "ilp")
+            r.Fail(at, jt->second, "must be search or ilp, got " + text);
+          p.leaf_layout.engine = text == "ilp" ? LayoutEngine::kIlp : LayoutEngine::kSearch;
+        }
+      }
+    } else if (key == "final_layout") {
+      const YAML::Node sec = section(kFinalLayoutKeys);
+      for (auto jt = sec.begin(); jt != sec.end(); ++jt) {
+        const std::string k = jt->first.Scalar(), at = path + "." + k;
+        if (k == "enabled") p.final_layout.enabled = r.Bool(jt->second, at);
+        if (k == "time_limit") p.final_layout.time_limit = non_negative(jt->second, at);
       }
     }
   }

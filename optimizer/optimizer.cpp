@@ -17,6 +17,7 @@
 #include "core/subgraph.h"
 #include "ilp/layout_ilp.h"
 #include "ilp/order_ilp.h"
+#include "layout/layout.h"
 #include "merge/merge.h"
 #include "partition/partition.h"
 
@@ -68,6 +69,7 @@ class Run {
     result_.mode = params_.mode;
 
     Plan plan = params_.mode == OptimizeMode::kModel ? WholeGraphMode() : RoamMode();
+    FinalLayout(plan);
     result_.pipeline = {std::string(ToString(params_.mode)), pipeline_order_, pipeline_layout_,
                         plan.summary};
 
@@ -129,7 +131,6 @@ class Run {
     candidates_.push_back({"program", program_});
     for (const std::string& name : kGreedyOrders)
       candidates_.push_back({name, ScheduleOrder(name, graph_, model_)});
-    // The best baseline plan: the best of these orders with the better of best-fit and llfb.
     auto best_of = [&](size_t count) {
       size_t best = 0;
       Bytes best_peak = std::numeric_limits<Bytes>::max();
@@ -141,16 +142,21 @@ class Run {
         }
       return best;
     };
-    const size_t baseline = best_of(candidates_.size());
-    const auto intervals =
-        PlannedIntervals(model_, ComputeLifetimes(graph_, model_, candidates_[baseline].second));
-    for (const char* layout : {"best-fit", "llfb"}) {
-      Plan p = PlanOf(candidates_[baseline].second,
-                      PlaceBuffers(layout, intervals, params_.alignment));
-      if (heuristic_plan_.order.empty() ||
-          p.summary.actual_peak < heuristic_plan_.summary.actual_peak) {
-        heuristic_plan_ = std::move(p);
-        heuristic_layout_ = layout;
+    // The best baseline plan: every baseline order with best-fit and with llfb, the lowest
+    // actual peak (the lower theoretical peak on ties).
+    std::string baseline_name;
+    for (const auto& [name, order] : candidates_) {
+      const auto intervals = PlannedIntervals(model_, ComputeLifetimes(graph_, model_, order));
+      for (const char* layout : {"best-fit", "llfb"}) {
+        Plan p = PlanOf(order, PlaceBuffers(layout, intervals, params_.alignment));
+        const auto key = [](const Plan& x) {
+          return std::pair(x.summary.actual_peak, x.summary.theoretical_peak);
+        };
+        if (heuristic_plan_.order.empty() || key(p) < key(heuristic_plan_)) {
+          heuristic_plan_ = std::move(p);
+          heuristic_layout_ = layout;
+          baseline_name = name;
+        }
       }
     }
 
@@ -177,7 +183,6 @@ class Run {
     const size_t start = best_of(candidates_.size());
     best_order_ = candidates_[start].second;
     best_order_name_ = candidates_[start].first;
-    const std::string baseline_name = candidates_[baseline].first;
     result_.baselines.push_back(
         {"heuristic", baseline_name, heuristic_layout_, heuristic_plan_.summary});
   }
@@ -198,6 +203,31 @@ class Run {
     pipeline_layout_ = "layout ILP";
     Report("whole-graph ILP", 1, 1);
     return PlanOf(std::move(r.order), r.offsets);
+  }
+
+  // The search engine on every planned storage under the plan's order, warm-started from its
+  // layout, when the layout is above max-live. Keeps the plan's layout unless it is beaten.
+  void FinalLayout(Plan& plan) {
+    if (!params_.final_layout.enabled || Stopped() ||
+        plan.summary.actual_peak == plan.summary.theoretical_peak)
+      return;
+    const double limit = std::min(params_.final_layout.time_limit,
+                                  Remaining() - params_.solver_overshoot);
+    if (limit <= 0.05) return;
+    const auto intervals =
+        PlannedIntervals(model_, ComputeLifetimes(graph_, model_, plan.order));
+    std::vector<Bytes> offsets;
+    for (const Buffer& b : plan.buffers) offsets.push_back(b.offset);
+    Report("whole-graph layout", 0, 0);
+    layout::LayoutParams p;
+    p.time_limit_s = limit;
+    layout::LayoutResult r =
+        layout::SolveLayout(intervals, params_.alignment, p, std::span<const Bytes>(offsets));
+    if (r.height >= LayoutHeight(intervals, offsets)) return;
+    pipeline_layout_ += " + whole-graph search";
+    result_.layout_outcome = r.status == layout::LayoutStatus::kOptimal ? PartOutcome::kOptimal
+                                                                         : PartOutcome::kTimeLimited;
+    plan = PlanOf(std::move(plan.order), r.offsets);
   }
 
   SubgraphTree BestPartition() {
@@ -395,17 +425,31 @@ class Run {
           static_cast<int>(local.size()) > params_.leaf_layout.max_storages || Stopped() ||
           remaining <= 0.05 || LayoutHeight(local, greedy) == MaxLiveBytes(local))
         return;
-      ilp::LayoutIlpParams p;
-      p.pinned_bottom = pinned;
-      p.solve.time_limit_s = std::min(params_.leaf_layout.time_limit, remaining);
-      p.solve.stop = control_.stop;
-      ilp::LayoutIlpResult r =
-          ilp::SolveLayoutIlp(local, params_.alignment, p, std::span<const Bytes>(greedy));
+      const double limit = std::min(params_.leaf_layout.time_limit, remaining);
       slot.solved = true;
-      if (r.height <= LayoutHeight(local, greedy)) slot.offsets = std::move(r.offsets);
-      slot.outcome = r.status == ilp::ModelStatus::kOptimal ? PartOutcome::kOptimal
-                     : r.from_warm_start || !r.model_built  ? PartOutcome::kHeuristic
-                                                            : PartOutcome::kTimeLimited;
+      if (params_.leaf_layout.engine == LayoutEngine::kIlp) {
+        ilp::LayoutIlpParams p;
+        p.pinned_bottom = pinned;
+        p.solve.time_limit_s = limit;
+        p.solve.stop = control_.stop;
+        ilp::LayoutIlpResult r =
+            ilp::SolveLayoutIlp(local, params_.alignment, p, std::span<const Bytes>(greedy));
+        if (r.height <= LayoutHeight(local, greedy)) slot.offsets = std::move(r.offsets);
+        slot.outcome = r.status == ilp::ModelStatus::kOptimal ? PartOutcome::kOptimal
+                       : r.from_warm_start || !r.model_built  ? PartOutcome::kHeuristic
+                                                              : PartOutcome::kTimeLimited;
+        return;
+      }
+      layout::LayoutParams p;
+      p.pinned_bottom = pinned;
+      p.time_limit_s = limit;
+      layout::LayoutResult r =
+          layout::SolveLayout(local, params_.alignment, p, std::span<const Bytes>(greedy));
+      const bool improved = r.height < LayoutHeight(local, greedy);
+      if (improved) slot.offsets = std::move(r.offsets);
+      slot.outcome = r.status == layout::LayoutStatus::kOptimal ? PartOutcome::kOptimal
+                     : improved                                 ? PartOutcome::kTimeLimited
+                                                                : PartOutcome::kHeuristic;
     };
     FanOut("leaf layouts", nl, solve);
     bool any_time_limited = false;

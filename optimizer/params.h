@@ -33,12 +33,27 @@ struct LeafOrderParams {
 
 // The layout of the storages each leaf owns (ROAM's rule, partition/partition.h), activations
 // pinned at the bottom (ROAM eq 9).
+enum class LayoutEngine : std::uint8_t {
+  kSearch,  // layout/: exact combinatorial search (MiniMalloc's techniques)
+  kIlp,     // ilp/: GLPK's big-M layout ILP
+};
+
 struct LeafLayoutParams {
   bool enabled = true;
+  LayoutEngine engine = LayoutEngine::kSearch;
   double time_limit = 2.0;  // seconds for one leaf's layout solve
   // Leaves owning more storages than this keep the greedy layout (the ILP has a binary per
-  // pair of time-overlapping buffers).
-  int max_storages = 60;
+  // pair of time-overlapping buffers; the search is cheap per leaf at this size).
+  int max_storages = 200;
+};
+
+// One last layout of all planned storages under the final order, by the search engine, warm
+// started from the best layout so far, when that layout is above max-live (fragmentation).
+struct FinalLayoutParams {
+  bool enabled = true;
+  // 5 s: every preset's whole-graph lifetimes reached max-live within 1 s but GPT-2 XL at
+  // batch 1 (perf/RESULTS.md, "Layout search").
+  double time_limit = 5.0;
 };
 
 struct OptimizerParams {
@@ -61,6 +76,7 @@ struct OptimizerParams {
   PartitionParams partition;
   LeafOrderParams leaf_order;
   LeafLayoutParams leaf_layout;
+  FinalLayoutParams final_layout;
 };
 
 }  // namespace roam

@@ -22,14 +22,16 @@ using IlpCli = testing::TempDirTest;
 
 TEST_F(IlpCli, LayoutWritesTheGoldenSolutionAndSaysItIsMinimal) {
   std::string out = Path("solution.csv");
-  auto r = RunRoam({"layout", DataPath("ilp/layout_small.csv"), "-o", out, "--time-limit", "10"});
+  auto r = RunRoam({"layout", DataPath("ilp/layout_small.csv"), "-o", out, "--time-limit", "10",
+                    "--engine", "ilp"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("minimal           yes, proven"), std::string::npos) << r.out;
   EXPECT_EQ(ReadFile(out), ReadFile(DataPath("ilp/layout_small.solution.csv")));
 }
 
 TEST_F(IlpCli, LayoutJsonReportsHeightBoundAndCapacityFit) {
-  auto r = RunRoam({"layout", DataPath("ilp/layout_small.csv"), "--json", "--capacity", "1000"});
+  auto r = RunRoam({"layout", DataPath("ilp/layout_small.csv"), "--json", "--capacity", "1000",
+                    "--engine", "ilp"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["buffers"], 7);

@@ -29,23 +29,16 @@ Graph Preset(const std::string& name, std::vector<std::string> overrides = {}) {
   return gen::GenerateGraph(gen::LoadConfig(kConfigs + "/" + name, overrides));
 }
 
-// The best baseline plan: the best order of the baseline schedulers with the better of
-// best-fit and llfb.
+// The best baseline plan: every baseline order with every baseline layout.
 Bytes BestBaselineTotal(const Graph& graph, Bytes alignment) {
   const MemoryModel model = BuildMemoryModel(graph, alignment);
-  Bytes best_peak = std::numeric_limits<Bytes>::max();
-  std::vector<OpId> best;
-  for (auto name : {"program", "lescea", "xla-list", "xla-dfs"}) {
-    auto order = ScheduleOrder(name, graph, model);
-    if (Bytes p = TheoreticalPeak(graph, model, order); p < best_peak) {
-      best_peak = p;
-      best = order;
-    }
-  }
-  const auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, best));
   Bytes height = std::numeric_limits<Bytes>::max();
-  for (auto layout : {"best-fit", "llfb"})
-    height = std::min(height, LayoutHeight(intervals, PlaceBuffers(layout, intervals, alignment)));
+  for (auto name : OrderNames()) {
+    const auto order = ScheduleOrder(name, graph, model);
+    const auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, order));
+    for (auto layout : LayoutNames())
+      height = std::min(height, LayoutHeight(intervals, PlaceBuffers(layout, intervals, alignment)));
+  }
   return model.persistent_bytes + height;
 }
 

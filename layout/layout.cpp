@@ -1,0 +1,347 @@
+// SolveLayout: warm start, time-disjoint partitions, and the capacity search over the
+// depth-first search of search.cpp (docs/layout.md).
+#include "layout/layout.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <new>
+#include <numeric>
+#include <stdexcept>
+#include <tuple>
+
+#include "baseline/layouts.h"
+#include "layout/search.h"
+
+namespace roam::layout {
+namespace {
+
+size_t U(int i) { return static_cast<size_t>(i); }
+
+using Clock = std::chrono::steady_clock;
+
+bool Overlap(const Interval& a, const Interval& b) { return a.start <= b.end && b.start <= a.end; }
+
+// Empty when valid; otherwise names the first problem.
+std::string CheckOffsets(std::span<const Interval> intervals, std::span<const Bytes> offsets,
+                         std::span<const Bytes> align, std::span<const Bytes> fixed) {
+  if (offsets.size() != intervals.size())
+    return std::to_string(offsets.size()) + " offsets for " + std::to_string(intervals.size()) +
+           " buffers";
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    if (offsets[i] < 0 || offsets[i] % align[i] != 0)
+      return "buffer " + std::to_string(i) + " has a negative or unaligned offset";
+    if (fixed[i] >= 0 && intervals[i].size > 0 && offsets[i] != fixed[i])
+      return "buffer " + std::to_string(i) + " is not at its fixed offset " +
+             std::to_string(fixed[i]);
+  }
+  // Sweep by start: only buffers live at the same time can collide.
+  std::vector<int> order;
+  for (size_t i = 0; i < intervals.size(); ++i)
+    if (intervals[i].size > 0) order.push_back(static_cast<int>(i));
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return intervals[U(a)].start < intervals[U(b)].start; });
+  std::vector<int> live;
+  for (int b : order) {
+    std::erase_if(live, [&](int a) { return intervals[U(a)].end < intervals[U(b)].start; });
+    for (int a : live)
+      if (offsets[U(a)] < offsets[U(b)] + intervals[U(b)].size &&
+          offsets[U(b)] < offsets[U(a)] + intervals[U(a)].size)
+        return "buffers " + std::to_string(a) + " and " + std::to_string(b) + " overlap";
+    live.push_back(b);
+  }
+  return "";
+}
+
+Bytes Height(std::span<const Interval> intervals, std::span<const Bytes> offsets,
+             std::span<const int> buffers) {
+  Bytes h = 0;
+  for (int b : buffers) h = std::max(h, offsets[U(b)] + intervals[U(b)].size);
+  return h;
+}
+
+// One time-disjoint group with its best layout so far and what is proven about it.
+struct Partition {
+  std::vector<int> buffers;  // sorted by first section
+  Bytes height = 0;          // of the best layout found (in SolveLayout's `best`)
+  Bytes infeasible_at = -1;  // the largest capacity proven too small
+};
+
+enum class Probe { kFits, kInfeasible, kUnknown };
+
+}  // namespace
+
+std::string_view ToString(LayoutStatus status) {
+  switch (status) {
+    case LayoutStatus::kOptimal:
+      return "optimal";
+    case LayoutStatus::kFeasible:
+      return "feasible";
+    case LayoutStatus::kInfeasible:
+      return "infeasible";
+    case LayoutStatus::kTimeLimit:
+      return "time limit";
+  }
+  return "?";
+}
+
+std::string_view ToString(LayoutCall call) { return call == LayoutCall::kOk ? "ok" : "error"; }
+
+std::vector<Bytes> FixedOffsets(std::span<const Interval> intervals, const LayoutParams& params) {
+  const int n = static_cast<int>(intervals.size());
+  std::vector<Bytes> fixed(U(n), -1);
+  if (!params.fixed_offsets.empty()) {
+    if (params.fixed_offsets.size() != U(n))
+      throw std::invalid_argument("layout: " + std::to_string(params.fixed_offsets.size()) +
+                                  " fixed offsets for " + std::to_string(n) + " buffers");
+    for (int i = 0; i < n; ++i) {
+      if (params.fixed_offsets[U(i)] < -1)
+        throw std::invalid_argument("layout: buffer " + std::to_string(i) +
+                                    " has a negative fixed offset");
+      fixed[U(i)] = params.fixed_offsets[U(i)];
+    }
+  }
+  Bytes base = 0;
+  std::vector<char> pinned(U(n), 0);
+  for (int i : params.pinned_bottom) {
+    if (i < 0 || i >= n || pinned[U(i)])
+      throw std::invalid_argument("layout: bad or repeated pinned buffer index " +
+                                  std::to_string(i));
+    if (fixed[U(i)] >= 0 && fixed[U(i)] != base)
+      throw std::invalid_argument("layout: buffer " + std::to_string(i) +
+                                  " is both pinned and fixed elsewhere");
+    pinned[U(i)] = 1;
+    fixed[U(i)] = base;
+    base += intervals[U(i)].size;
+  }
+  return fixed;
+}
+
+std::vector<Bytes> GreedyFixedLayout(std::span<const Interval> intervals,
+                                     std::span<const Bytes> alignments,
+                                     std::span<const Bytes> fixed) {
+  const int n = static_cast<int>(intervals.size());
+  std::vector<Bytes> offsets(U(n), 0);
+  std::vector<int> done, order;
+  for (int i = 0; i < n; ++i) {
+    if (intervals[U(i)].size == 0) {
+      offsets[U(i)] = std::max<Bytes>(fixed[U(i)], 0);
+    } else if (fixed[U(i)] >= 0) {
+      offsets[U(i)] = fixed[U(i)];
+      done.push_back(i);
+    } else {
+      order.push_back(i);
+    }
+  }
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    const Interval& x = intervals[U(a)];
+    const Interval& y = intervals[U(b)];
+    return std::make_tuple(-x.size, -(x.end - x.start), a) <
+           std::make_tuple(-y.size, -(y.end - y.start), b);
+  });
+  std::vector<std::pair<Bytes, Bytes>> busy;
+  for (int i : order) {
+    busy.clear();
+    for (int j : done)
+      if (Overlap(intervals[U(i)], intervals[U(j)]))
+        busy.emplace_back(offsets[U(j)], offsets[U(j)] + intervals[U(j)].size);
+    std::sort(busy.begin(), busy.end());
+    Bytes candidate = 0;
+    for (auto [lo, hi] : busy) {
+      if (candidate + intervals[U(i)].size <= lo) break;
+      candidate = std::max(candidate, AlignUp(hi, alignments[U(i)]));
+    }
+    offsets[U(i)] = candidate;
+    done.push_back(i);
+  }
+  return offsets;
+}
+
+LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
+                         const LayoutParams& params,
+                         std::optional<std::span<const Bytes>> warm_start) {
+  const auto started = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
+  std::optional<Clock::time_point> deadline;
+  if (params.time_limit_s > 0)
+    deadline = started + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(params.time_limit_s));
+  auto out_of_time = [&] { return deadline && Clock::now() >= *deadline; };
+
+  const int n = static_cast<int>(intervals.size());
+  if (alignment <= 0) throw std::invalid_argument("layout: alignment must be positive");
+  std::vector<Bytes> align(U(n), alignment);
+  if (!params.buffer_alignments.empty()) {
+    if (params.buffer_alignments.size() != U(n))
+      throw std::invalid_argument("layout: " + std::to_string(params.buffer_alignments.size()) +
+                                  " alignments for " + std::to_string(n) + " buffers");
+    for (int i = 0; i < n; ++i) {
+      if (params.buffer_alignments[U(i)] <= 0)
+        throw std::invalid_argument("layout: buffer " + std::to_string(i) +
+                                    " has a non-positive alignment");
+      align[U(i)] = params.buffer_alignments[U(i)];
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const Interval& in = intervals[U(i)];
+    if (in.size < 0 || in.start > in.end ||
+        (params.buffer_alignments.empty() && in.size % alignment != 0))
+      throw std::invalid_argument("layout: buffer " + std::to_string(i) +
+                                  " has a negative or unaligned size or an empty lifetime");
+  }
+  const std::vector<Bytes> fixed = FixedOffsets(intervals, params);
+  for (int i = 0; i < n; ++i)
+    if (fixed[U(i)] >= 0 && fixed[U(i)] % align[U(i)] != 0)
+      throw std::invalid_argument("layout: buffer " + std::to_string(i) +
+                                  " has a fixed offset that is not a multiple of its alignment");
+
+  LayoutResult result;
+  std::vector<Bytes> best;
+  if (warm_start) {
+    best.assign(warm_start->begin(), warm_start->end());
+    if (std::string problem = CheckOffsets(intervals, best, align, fixed); !problem.empty())
+      throw std::invalid_argument("layout: invalid warm start: " + problem);
+  } else {
+    best = GreedyFixedLayout(intervals, align, fixed);
+    if (std::string problem = CheckOffsets(intervals, best, align, fixed); !problem.empty())
+      throw std::invalid_argument("layout: fixed offsets collide: " + problem);
+    const bool uniform =
+        std::all_of(align.begin(), align.end(), [&](Bytes a) { return a == alignment; });
+    if (uniform && std::all_of(fixed.begin(), fixed.end(), [](Bytes f) { return f < 0; })) {
+      std::vector<Bytes> best_fit = PlaceBuffers("best-fit", intervals, alignment);
+      if (LayoutHeight(intervals, best_fit) < LayoutHeight(intervals, best)) best = best_fit;
+    }
+  }
+  for (int i = 0; i < n; ++i)
+    if (intervals[U(i)].size == 0) best[U(i)] = std::max<Bytes>(fixed[U(i)], 0);
+  result.warm_start_height = LayoutHeight(intervals, best);
+
+  const detail::Instance instance = detail::MakeInstance(intervals, align, fixed);
+  std::vector<int> sized;
+  for (int i = 0; i < n; ++i)
+    if (intervals[U(i)].size > 0) sized.push_back(i);
+  std::stable_sort(sized.begin(), sized.end(),
+                   [&](int a, int b) { return instance.first[U(a)] < instance.first[U(b)]; });
+  std::vector<Partition> parts;
+  if (params.search.static_decomposition) {
+    for (auto& g : detail::SplitByTime(instance, sized)) parts.push_back({std::move(g)});
+  } else if (!sized.empty()) {
+    parts.push_back({sized});
+  }
+  Bytes lo = MaxLiveBytes(intervals);
+  for (int i = 0; i < n; ++i)
+    if (fixed[U(i)] >= 0) lo = std::max(lo, fixed[U(i)] + intervals[U(i)].size);
+  for (Partition& p : parts) p.height = Height(intervals, best, p.buffers);
+  result.partitions = static_cast<int>(parts.size());
+
+  auto hi = [&] {
+    Bytes h = 0;
+    for (const Partition& p : parts) h = std::max(h, p.height);
+    return h;
+  };
+  auto finish = [&](LayoutStatus status, std::string note) {
+    result.offsets = best;
+    result.height = LayoutHeight(intervals, best);
+    result.lower_bound = std::min(lo, result.height);
+    if (status == LayoutStatus::kTimeLimit && result.height <= lo) status = LayoutStatus::kOptimal;
+    if (status == LayoutStatus::kFeasible && result.height <= lo) status = LayoutStatus::kOptimal;
+    result.status = status;
+    result.note = std::move(note);
+    result.seconds = elapsed();
+    return result;
+  };
+  const std::optional<Bytes> capacity = params.capacity;
+  if (hi() <= lo) return finish(LayoutStatus::kOptimal, "the warm start meets the lower bound");
+  if (capacity && hi() <= *capacity)
+    return finish(LayoutStatus::kFeasible, "the warm start fits the capacity");
+  if (capacity && *capacity < lo) {
+    lo = std::max(lo, *capacity + 1);
+    return finish(LayoutStatus::kInfeasible, "the capacity is below max-live or the pinned top");
+  }
+
+  try {
+    const std::vector<std::vector<int>> preorders = detail::Preorders(instance);
+    const size_t num_preorders = params.search.multiple_preorders ? preorders.size() : 1;
+    detail::Searcher searcher(instance, params.search);
+    std::vector<Bytes> found(U(n), 0);
+    bool budget_spent = false;
+    auto probe = [&](Bytes cap, std::int64_t node_limit) {
+      ++result.probes;
+      Probe answer = Probe::kFits;
+      for (Partition& p : parts) {
+        if (p.height <= cap) continue;
+        if (cap <= p.infeasible_at) return Probe::kInfeasible;
+        Probe part = Probe::kUnknown;
+        for (size_t k = 0; k < num_preorders && part == Probe::kUnknown; ++k) {
+          std::int64_t limit = node_limit + static_cast<std::int64_t>(p.buffers.size());
+          if (params.max_nodes > 0) {
+            limit = std::min(limit, params.max_nodes - result.nodes);
+            if (limit <= 0) {
+              budget_spent = true;
+              return Probe::kUnknown;
+            }
+          }
+          const detail::SearchOutcome outcome =
+              searcher.Run(p.buffers, preorders[k], cap, limit, deadline, found);
+          result.nodes += searcher.nodes();
+          if (outcome == detail::SearchOutcome::kFound) {
+            for (int b : p.buffers) best[U(b)] = found[U(b)];
+            p.height = Height(intervals, best, p.buffers);
+            part = Probe::kFits;
+          } else if (outcome == detail::SearchOutcome::kInfeasible) {
+            p.infeasible_at = std::max(p.infeasible_at, cap);
+            return Probe::kInfeasible;
+          }
+          if (out_of_time()) return part == Probe::kFits ? answer : Probe::kUnknown;
+        }
+        if (part == Probe::kUnknown) answer = Probe::kUnknown;
+      }
+      return answer;
+    };
+
+    const SearchParams& sp = params.search;
+    for (int round = 0;; ++round) {
+      const std::int64_t node_limit = sp.initial_node_limit
+                                      << std::min(round, 40);  // doubles; capped against overflow
+      if (capacity) {
+        const Probe answer = probe(*capacity, node_limit);
+        if (answer == Probe::kFits)
+          return finish(LayoutStatus::kFeasible, "a layout within the capacity was found");
+        if (answer == Probe::kInfeasible) {
+          lo = std::max(lo, *capacity + 1);
+          return finish(LayoutStatus::kInfeasible, "no layout fits the capacity (proven)");
+        }
+      } else {
+        // Binary search over capacities; an unanswered probe only moves this round's floor.
+        Bytes floor = lo;
+        bool first = true;
+        while (floor < hi()) {
+          const Bytes cap = !sp.capacity_search ? hi() - 1
+                            : first             ? floor
+                                                : floor + (hi() - 1 - floor) / 2;
+          // Probes above the bound improve the incumbent (anytime); the bound's own probe gets
+          // the full budget, as tight instances are won or lost there.
+          const Probe answer =
+              probe(cap, first ? node_limit : std::max(sp.initial_node_limit, node_limit / 4));
+          first = false;
+          if (answer == Probe::kInfeasible) {
+            lo = std::max(lo, cap + 1);
+            floor = std::max(floor, cap + 1);
+          } else if (answer == Probe::kUnknown) {
+            if (!sp.capacity_search) break;
+            floor = cap + 1;
+          }
+          if (out_of_time() || budget_spent) break;
+        }
+        if (lo >= hi()) return finish(LayoutStatus::kOptimal, "proven minimal");
+      }
+      if (out_of_time()) return finish(LayoutStatus::kTimeLimit, "the time limit struck");
+      if (budget_spent) return finish(LayoutStatus::kTimeLimit, "the node limit struck");
+    }
+  } catch (const std::bad_alloc&) {
+    result.call = LayoutCall::kError;
+    return finish(LayoutStatus::kTimeLimit, "out of memory: the best layout so far is kept");
+  }
+}
+
+}  // namespace roam::layout

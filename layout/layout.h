@@ -1,0 +1,132 @@
+// Exact layout by combinatorial search (docs/layout.md): offsets for buffers with fixed
+// lifetimes, minimising the height, with MiniMalloc's techniques (Moffitt, ASPLOS 2023).
+//
+// In: intervals (sizes that are multiples of the alignment, inclusive step ranges), the
+// alignment, optional per-buffer alignments and fixed offsets, buffers pinned at the bottom, an
+// optional capacity, a time limit and an optional warm start. Out: one offset per interval
+// (intervals sharing a step never overlap), the height, a proven lower bound, the status of the
+// problem and, apart from it, the outcome of the call. Same contract as ilp::SolveLayoutIlp, so
+// either engine can stand in for the other.
+//
+// Thread-safe: a call keeps all its state to itself, so several may run at once (e.g. leaves
+// solved on oneTBB workers). Deterministic: the same input gives the same offsets and node
+// counts unless the time limit strikes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/memory_model.h"
+#include "core/types.h"
+
+namespace roam::layout {
+
+// One switch per technique of the search. Every combination is exact: switching a technique
+// off only makes the search larger (tests/layout/search_test.cpp runs them all).
+struct SearchParams {
+  // Cut time into sections and solve the groups of buffers that never share a section with
+  // another group independently, at the root.
+  bool static_decomposition = true;
+  // The same after every placement, over the buffers not yet placed: a failure in one group
+  // then never backtracks into another.
+  bool dynamic_decomposition = true;
+  // Only canonical solutions: placements in non-decreasing (offset, preorder index) order.
+  bool canonical = true;
+  // Skip a candidate whose offset is at or above the lowest top some unplaced free buffer could
+  // reach now: that buffer could be moved under it, so the branch is dominated.
+  bool dominance = true;
+  // Backtrack when a section's floor plus the sizes of its unplaced buffers exceeds the
+  // capacity.
+  bool section_inference = true;
+  // With canonical: later buffers sit at or above the last offset, so it is a floor of every
+  // section in the inference above.
+  bool monotonic_floor = true;
+  // A section's floor is also the lowest offset any of its unplaced buffers can still take:
+  // space below it is lost, which the inference above then sees at once.
+  bool unallocated_floor = true;
+  // ... but only in groups of at most this many buffers: its cost per node grows with the
+  // group's buffers times their sections, and on whole training graphs (4,000 buffers) one
+  // dive then took 8 s instead of 0.8 s (perf/RESULTS.md, "Layout search").
+  int unallocated_floor_max_buffers = 1'000;
+  // Round-robin over three static preorders (by section total, lifetime width and area, each
+  // with the others as tie-breaks) under the node limit; false: the first only.
+  bool multiple_preorders = true;
+  // Minimise the height by binary search over capacities; false: descend from the incumbent
+  // one byte at a time (each probe asks for a layout lower than the best so far).
+  bool capacity_search = true;
+  // Nodes per preorder and probe in the first round (plus the number of buffers, so one dive
+  // always fits); the limit doubles every round until the time limit.
+  std::int64_t initial_node_limit = 2'000;
+};
+
+struct LayoutParams {
+  SearchParams search;
+  double time_limit_s = 10.0;  // wall time of the whole call; 0 or less: no limit
+  // A layout within this height is enough: the call stops at the first one found and reports
+  // kInfeasible when it proves there is none. Without it, the height is minimised.
+  std::optional<Bytes> capacity;
+  // Indices of intervals placed contiguously from offset 0 in the order given (pass
+  // ilp::RoamPinnedOrder(...) for the ILP's order). Other buffers may still use that space at
+  // steps where the pinned ones are dead.
+  std::vector<int> pinned_bottom;
+  // Optional, one per interval: an offset fixed in advance, or -1 (MiniMalloc's offset column).
+  std::vector<Bytes> fixed_offsets;
+  // Optional, one per interval: an alignment for that buffer instead of the common one
+  // (MiniMalloc's alignment column); sizes need not be multiples of it.
+  std::vector<Bytes> buffer_alignments;
+  // Stop after this many nodes in all (0: no limit); for tests and measurements that must not
+  // depend on the machine's speed.
+  std::int64_t max_nodes = 0;
+};
+
+enum class LayoutStatus {
+  kOptimal,     // height equals the proven lower bound
+  kFeasible,    // with a capacity: a layout within it, not proven minimal
+  kInfeasible,  // with a capacity: proven that no layout fits; offsets hold the best found
+  kTimeLimit,   // the time or node limit struck first; offsets hold the best found
+};
+std::string_view ToString(LayoutStatus status);
+
+// Whether the call itself worked; kError only when the search failed internally (e.g. out of
+// memory), in which case offsets hold the warm start.
+enum class LayoutCall { kOk, kError };
+std::string_view ToString(LayoutCall call);
+
+struct LayoutResult {
+  std::vector<Bytes> offsets;
+  Bytes height = 0;
+  Bytes lower_bound = 0;  // proven: no layout is lower (at least max-live and the pinned top)
+  Bytes warm_start_height = 0;
+  LayoutStatus status = LayoutStatus::kTimeLimit;
+  LayoutCall call = LayoutCall::kOk;
+  int partitions = 0;      // time-disjoint groups solved independently
+  std::int64_t nodes = 0;  // placements tried, over all probes
+  int probes = 0;          // capacities asked about
+  double seconds = 0.0;
+  std::string note;  // why the call stopped where it did
+};
+
+// Throws std::invalid_argument when a size is negative or not a multiple of its alignment, an
+// index or a fixed offset is out of range, fixed buffers overlap, or the warm start is invalid
+// (wrong size, overlapping, unaligned, or not honouring the pinned and fixed offsets). Without
+// a warm start, the lower of best-fit and a greedy placement that honours the pins is used.
+LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
+                         const LayoutParams& params,
+                         std::optional<std::span<const Bytes>> warm_start = std::nullopt);
+
+// Offsets of the pinned buffers (contiguous from 0 in the order given) merged into
+// fixed_offsets, -1 for the others; what SolveLayout fixes.
+std::vector<Bytes> FixedOffsets(std::span<const Interval> intervals, const LayoutParams& params);
+
+// Greedy placement that honours fixed offsets (-1 for free buffers): free buffers by
+// decreasing size, longer lifetime first, each at the lowest aligned offset free over its
+// lifetime. Fixed offsets must not overlap each other.
+std::vector<Bytes> GreedyFixedLayout(std::span<const Interval> intervals,
+                                     std::span<const Bytes> alignments,
+                                     std::span<const Bytes> fixed);
+
+}  // namespace roam::layout

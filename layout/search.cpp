@@ -1,0 +1,270 @@
+#include "layout/search.h"
+
+#include <algorithm>
+#include <numeric>
+#include <tuple>
+
+namespace roam::layout::detail {
+namespace {
+
+size_t U(int i) { return static_cast<size_t>(i); }
+
+}  // namespace
+
+Instance MakeInstance(std::span<const Interval> intervals, std::span<const Bytes> align,
+                      std::span<const Bytes> fixed) {
+  Instance in;
+  const size_t n = intervals.size();
+  in.size.resize(n);
+  in.align.assign(align.begin(), align.end());
+  in.fixed.assign(fixed.begin(), fixed.end());
+  std::vector<std::int64_t> times;
+  times.reserve(2 * n);
+  for (const Interval& i : intervals) {
+    times.push_back(i.start);
+    times.push_back(std::int64_t{i.end} + 1);
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  auto rank = [&](std::int64_t t) {
+    return static_cast<int>(std::lower_bound(times.begin(), times.end(), t) - times.begin());
+  };
+  in.first.resize(n);
+  in.last.resize(n);
+  in.num_sections = times.empty() ? 0 : static_cast<int>(times.size()) - 1;
+  std::vector<Bytes> delta(times.size() + 1, 0);
+  for (size_t b = 0; b < n; ++b) {
+    in.size[b] = intervals[b].size;
+    in.first[b] = rank(intervals[b].start);
+    in.last[b] = rank(std::int64_t{intervals[b].end} + 1);
+    delta[U(in.first[b])] += in.size[b];
+    delta[U(in.last[b])] -= in.size[b];
+  }
+  in.load.resize(U(in.num_sections));
+  Bytes running = 0;
+  for (int s = 0; s < in.num_sections; ++s) in.load[U(s)] = running += delta[U(s)];
+  return in;
+}
+
+std::vector<std::vector<int>> SplitByTime(const Instance& in, std::span<const int> buffers) {
+  std::vector<std::vector<int>> groups;
+  int reach = -1;  // one past the last section of the current group
+  for (int b : buffers) {
+    if (groups.empty() || in.first[U(b)] >= reach) groups.emplace_back();
+    groups.back().push_back(b);
+    reach = std::max(reach, in.last[U(b)]);
+  }
+  return groups;
+}
+
+std::vector<std::vector<int>> Preorders(const Instance& in) {
+  const int n = static_cast<int>(in.size.size());
+  // Section total of a buffer: the largest load among its sections (a prefix maximum would
+  // need a sparse table; a direct scan is fine at these sizes since it runs once).
+  std::vector<Bytes> total(U(n), 0), width(U(n)), area(U(n));
+  for (int b = 0; b < n; ++b) {
+    for (int s = in.first[U(b)]; s < in.last[U(b)]; ++s)
+      total[U(b)] = std::max(total[U(b)], in.load[U(s)]);
+    width[U(b)] = in.last[U(b)] - in.first[U(b)];
+    area[U(b)] = in.size[U(b)] * width[U(b)];
+  }
+  auto ranks = [&](auto key) {
+    std::vector<int> order(U(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return key(a) < key(b); });
+    std::vector<int> rank(U(n));
+    for (int k = 0; k < n; ++k) rank[U(order[U(k)])] = k;
+    return rank;
+  };
+  // Larger first: keys are negated.
+  return {
+      ranks([&](int b) { return std::make_tuple(-total[U(b)], -width[U(b)], -area[U(b)], b); }),
+      ranks([&](int b) { return std::make_tuple(-width[U(b)], -total[U(b)], -area[U(b)], b); }),
+      ranks([&](int b) { return std::make_tuple(-area[U(b)], -total[U(b)], -width[U(b)], b); }),
+  };
+}
+
+Searcher::Searcher(const Instance& instance, const SearchParams& params)
+    : in_(instance),
+      params_(params),
+      base_(instance.size.size(), 0),
+      remaining_(U(instance.num_sections), 0),
+      floor_(U(instance.num_sections), 0),
+      placed_(instance.size.size(), 0),
+      mark_(U(instance.num_sections), 0),
+      offset_(instance.size.size(), 0) {
+  std::int64_t entries = 0;
+  for (size_t b = 0; b < instance.size.size(); ++b) entries += instance.last[b] - instance.first[b];
+  if (params.unallocated_floor && entries <= Instance::kMaxSectionEntries) {
+    section_buffers_.resize(U(instance.num_sections));
+    for (size_t b = 0; b < instance.size.size(); ++b)
+      if (instance.size[b] > 0)
+        for (int s = instance.first[b]; s < instance.last[b]; ++s)
+          section_buffers_[U(s)].push_back(static_cast<int>(b));
+  }
+}
+
+SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> rank, Bytes capacity,
+                            std::int64_t node_limit, std::optional<Clock::time_point> deadline,
+                            std::vector<Bytes>& offsets) {
+  rank_ = rank;
+  capacity_ = capacity;
+  node_limit_ = node_limit;
+  deadline_ = deadline;
+  nodes_ = 0;
+  aborted_ = false;
+  base_trail_.clear();
+  floor_trail_.clear();
+  use_unallocated_floor_ = !section_buffers_.empty() && static_cast<std::int64_t>(buffers.size()) <=
+                                                            params_.unallocated_floor_max_buffers;
+  if (buffers.empty()) return SearchOutcome::kFound;
+  int lo = in_.first[U(buffers.front())], hi = lo;
+  for (int b : buffers) {
+    base_[U(b)] = 0;
+    placed_[U(b)] = 0;
+    hi = std::max(hi, in_.last[U(b)]);
+  }
+  // The group owns its sections (no other group touches them), so its load is the section's.
+  std::fill(remaining_.begin() + lo, remaining_.begin() + hi, 0);
+  std::fill(floor_.begin() + lo, floor_.begin() + hi, 0);
+  for (int b : buffers)
+    for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] += in_.size[U(b)];
+  std::vector<int> unplaced(buffers.begin(), buffers.end());
+  if (Solve(unplaced, -1, -1)) {
+    for (int b : buffers) offsets[U(b)] = offset_[U(b)];
+    return SearchOutcome::kFound;
+  }
+  return aborted_ ? SearchOutcome::kAborted : SearchOutcome::kInfeasible;
+}
+
+bool Searcher::Splits(const std::vector<int>& unplaced) const {
+  int reach = in_.last[U(unplaced.front())];
+  for (int b : unplaced) {
+    if (in_.first[U(b)] >= reach) return true;
+    reach = std::max(reach, in_.last[U(b)]);
+  }
+  return false;
+}
+
+bool Searcher::Solve(const std::vector<int>& unplaced, Bytes last_offset, int last_rank) {
+  if (unplaced.empty()) return true;
+  if (params_.dynamic_decomposition && Splits(unplaced)) {
+    std::vector<std::vector<int>> groups = SplitByTime(in_, unplaced);
+    if (groups.size() > 1) {
+      // Independent: a group that fails dooms the node, one that succeeds is never revisited.
+      for (const auto& g : groups)
+        if (!Branch(g, last_offset, last_rank)) return false;
+      return true;
+    }
+  }
+  return Branch(unplaced, last_offset, last_rank);
+}
+
+bool Searcher::Branch(const std::vector<int>& unplaced, Bytes last_offset, int last_rank) {
+  const bool canonical = params_.canonical;
+  int lo = in_.num_sections, hi = 0;  // the sections of this group
+  for (int b : unplaced) {
+    lo = std::min(lo, in_.first[U(b)]);
+    hi = std::max(hi, in_.last[U(b)]);
+  }
+  // The lowest top a free buffer could reach now (dominance), and dead ends: a free buffer that
+  // no longer fits under the capacity, a fixed one whose place is taken or already passed.
+  Bytes min_top = std::numeric_limits<Bytes>::max();
+  std::vector<Candidate> candidates;
+  candidates.reserve(unplaced.size());
+  for (int b : unplaced) {
+    const Bytes fixed = in_.fixed[U(b)];
+    const Bytes offset = fixed >= 0 ? fixed : AlignUp(base_[U(b)], in_.align[U(b)]);
+    if (offset + in_.size[U(b)] > capacity_) return false;
+    const int rank = rank_[U(b)];
+    const bool in_order =
+        !canonical || offset > last_offset || (offset == last_offset && rank > last_rank);
+    if (fixed >= 0) {
+      if (base_[U(b)] > fixed || !in_order) return false;
+    } else {
+      min_top = std::min(min_top, offset + in_.size[U(b)]);
+    }
+    if (in_order) candidates.push_back({offset, rank, b});
+  }
+  // A heap, not a sort: a dive that succeeds takes only the first candidate of each node, and
+  // on whole training graphs (4,000 buffers) sorting them all at every level doubled its time.
+  auto later = [](const Candidate& x, const Candidate& y) {
+    return std::tie(x.offset, x.rank) > std::tie(y.offset, y.rank);
+  };
+  std::make_heap(candidates.begin(), candidates.end(), later);
+  const bool unallocated = use_unallocated_floor_;
+  const bool monotonic = canonical && params_.monotonic_floor;
+  std::vector<int> rest, touched;
+  rest.reserve(unplaced.size());
+  while (!candidates.empty()) {
+    std::pop_heap(candidates.begin(), candidates.end(), later);
+    const Candidate c = candidates.back();
+    candidates.pop_back();
+    if (params_.dominance && c.offset >= min_top) break;
+    // The clock costs tens of nanoseconds, a node at least a microsecond: check every node.
+    if (nodes_ >= node_limit_ || (deadline_ && Clock::now() >= *deadline_)) {
+      aborted_ = true;
+      return false;
+    }
+    ++nodes_;
+    const int b = c.buffer;
+    const Bytes top = c.offset + in_.size[U(b)];
+    offset_[U(b)] = c.offset;
+    placed_[U(b)] = 1;
+    const size_t base_mark = base_trail_.size(), floor_mark = floor_trail_.size();
+    for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) {
+      remaining_[U(s)] -= in_.size[U(b)];
+      floor_trail_.emplace_back(s, floor_[U(s)]);
+      floor_[U(s)] = top;
+    }
+    rest.clear();
+    touched.clear();
+    ++epoch_;
+    for (int j : unplaced) {
+      if (j == b) continue;
+      rest.push_back(j);
+      if (base_[U(j)] < top && Overlap(b, j)) {
+        base_trail_.emplace_back(j, base_[U(j)]);
+        base_[U(j)] = top;
+        if (!unallocated) continue;
+        for (int s = in_.first[U(j)]; s < in_.last[U(j)]; ++s)
+          if (mark_[U(s)] != epoch_) mark_[U(s)] = epoch_, touched.push_back(s);
+      }
+    }
+    for (int s : touched) {
+      Bytes lowest = std::numeric_limits<Bytes>::max();
+      for (int j : section_buffers_[U(s)]) {
+        if (placed_[U(j)]) continue;
+        const Bytes f = in_.fixed[U(j)];
+        lowest = std::min(lowest, f >= 0 ? f : AlignUp(base_[U(j)], in_.align[U(j)]));
+      }
+      if (lowest != std::numeric_limits<Bytes>::max() && lowest > floor_[U(s)]) {
+        floor_trail_.emplace_back(s, floor_[U(s)]);
+        floor_[U(s)] = lowest;
+      }
+    }
+    bool ok = true;
+    if (params_.section_inference) {
+      // Everything still to come in a section sits on its floor (and, canonically, at or above
+      // this offset).
+      for (int s = lo; s < hi && ok; ++s)
+        ok = (monotonic ? std::max(floor_[U(s)], c.offset) : floor_[U(s)]) + remaining_[U(s)] <=
+             capacity_;
+    }
+    if (ok && Solve(rest, c.offset, c.rank)) return true;
+    for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] += in_.size[U(b)];
+    while (floor_trail_.size() > floor_mark) {
+      floor_[U(floor_trail_.back().first)] = floor_trail_.back().second;
+      floor_trail_.pop_back();
+    }
+    while (base_trail_.size() > base_mark) {
+      base_[U(base_trail_.back().first)] = base_trail_.back().second;
+      base_trail_.pop_back();
+    }
+    placed_[U(b)] = 0;
+    if (aborted_) return false;
+  }
+  return false;
+}
+
+}  // namespace roam::layout::detail
