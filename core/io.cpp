@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "core/bytes.h"
 #include "core/error.h"
 
 namespace roam {
@@ -218,6 +219,9 @@ Graph ParseGraph(std::string_view text, std::string_view source) {
     Element e(tensors[i], first.where() + " (id " + std::to_string(t.ext_id) + ")");
     t.size = e.Integer("size");
     if (t.size < 0) e.FailField("size", "is " + std::to_string(t.size) + ", must be >= 0");
+    if (t.size > kMaxBytes)
+      e.FailField("size", "is " + std::to_string(t.size) + ", more than roam's maximum of " +
+                              DescribeMaxBytes());
     std::int64_t producer = 0;
     if (e.OptionalInteger("producer", &producer)) t.producer = op_ref(e, "producer", producer);
     if (e.Find("producer") == nullptr) e.FailField("producer", "is missing (use null for inputs)");
@@ -255,6 +259,19 @@ Graph ParseGraph(std::string_view text, std::string_view source) {
     if (it->second == static_cast<TensorId>(i))
       throw InputError(where + ": field \"alias_of\" refers to the tensor itself");
     graph.tensors[i].alias_of = it->second;
+  }
+  // Each storage's bytes are its root's size; their total bounds every peak and offset.
+  {
+    ByteSum total;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const Tensor& t = graph.tensors[i];
+      if (t.alias_of == kNoTensor && !total.Add(t.size))
+        throw InputError(src + ": tensors[" + std::to_string(i) + "] (id " +
+                         std::to_string(t.ext_id) +
+                         "): field \"size\": the tensors up to here total more than roam's "
+                         "maximum of " +
+                         DescribeMaxBytes());
+    }
   }
   // Alias chains must end at a root: walk each chain, marking as we go.
   {
@@ -388,7 +405,9 @@ Plan ParsePlan(std::string_view text, std::string_view source, const Graph& grap
   Plan plan;
   plan.graph = root.String("graph", /*required=*/false);
   plan.alignment = root.Integer("alignment");
-  if (plan.alignment <= 0) root.FailField("alignment", "must be positive");
+  if (plan.alignment <= 0 || plan.alignment > kMaxAlignment)
+    root.FailField("alignment", "is " + std::to_string(plan.alignment) + ", must be in [1, " +
+                                    std::to_string(kMaxAlignment) + "]");
 
   std::unordered_map<ExternalId, OpId> op_index;
   for (OpId op = 0; op < graph.num_ops(); ++op) op_index.emplace(graph.ops[U(op)].ext_id, op);
@@ -414,8 +433,15 @@ Plan ParsePlan(std::string_view text, std::string_view source, const Graph& grap
     if (it == tensor_index.end())
       e.FailField("tensor", "refers to tensor " + std::to_string(tensor) + ", not in the graph");
     b.tensor = it->second;
-    b.offset = e.Integer("offset");
-    b.size = e.Integer("size");
+    auto bytes = [&](std::string_view field) {
+      std::int64_t v = e.Integer(field);
+      if (!InByteRange(v))
+        e.FailField(field,
+                    "is " + std::to_string(v) + ", must be in [0, " + DescribeMaxBytes() + "]");
+      return v;
+    };
+    b.offset = bytes("offset");
+    b.size = bytes("size");
     auto step = [&](std::string_view field) {
       std::int64_t v = e.Integer(field);
       if (v < 0 || v > std::numeric_limits<Step>::max()) e.FailField(field, "is out of range");

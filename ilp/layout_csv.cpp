@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
 
@@ -46,6 +47,7 @@ std::vector<LayoutCsvRow> ParseLayoutCsv(std::string_view text, std::string_view
   std::vector<LayoutCsvRow> rows;
   std::set<std::string, std::less<>> ids;
   size_t line_no = 0;
+  ByteSum total;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
@@ -92,6 +94,13 @@ std::vector<LayoutCsvRow> ParseLayoutCsv(std::string_view text, std::string_view
     row.lower = number(1);
     row.upper = number(2);
     row.size = number(3);
+    if (row.size > kMaxBytes)
+      fail(line_no, "column 'size': " + std::to_string(row.size) +
+                        " is more than roam's maximum of " + DescribeMaxBytes());
+    // The heights of layouts are bounded by the total, which must fit too.
+    if (!total.Add(row.size))
+      fail(line_no, "column 'size': the sizes up to this row total more than roam's maximum of " +
+                        DescribeMaxBytes());
     if (row.upper <= row.lower)
       fail(line_no, "column 'upper': " + std::to_string(row.upper) +
                         " must be greater than lower (" + std::to_string(row.lower) + ")");

@@ -23,7 +23,8 @@ struct LayoutCsvRow {
   std::int64_t size = 0;
 };
 
-// Throws InputError naming source, the line and the column.
+// Throws InputError naming source, the line and the column; sizes and their total must be at
+// most kMaxBytes (core/bytes.h).
 std::vector<LayoutCsvRow> ParseLayoutCsv(std::string_view text, std::string_view source);
 std::vector<LayoutCsvRow> LoadLayoutCsv(const std::string& path);
 
