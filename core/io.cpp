@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_map>
@@ -44,7 +45,20 @@ json ParseJson(std::string_view text, std::string_view source) {
     if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
     throw InputError(std::string(source) + ": malformed JSON at " +
                      LineColumn(text, e.byte == 0 ? 0 : e.byte - 1) + ": " + what);
+  } catch (const json::out_of_range& e) {
+    // A number literal beyond a double's range (found by fuzzing: 1E72088832).
+    std::string what = e.what();
+    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw InputError(std::string(source) + ": malformed JSON: " + what);
   }
+}
+
+// JSON integers above 2^63 - 1 parse as unsigned; reading them as int64 would wrap around.
+bool IsInt64(const json& v) {
+  return v.is_number_integer() &&
+         (!v.is_number_unsigned() ||
+          v.get<std::uint64_t>() <=
+              static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
 }
 
 // Reads fields of one JSON object, producing messages that locate the element.
@@ -70,14 +84,14 @@ class Element {
   }
   std::int64_t Integer(std::string_view field) const {
     const json& v = Require(field);
-    if (!v.is_number_integer()) FailField(field, "must be an integer, got " + Show(v));
+    if (!IsInt64(v)) FailField(field, "must be a 64-bit integer, got " + Show(v));
     return v.get<std::int64_t>();
   }
   // An optional integer that may also be null; returns false when absent or null.
   bool OptionalInteger(std::string_view field, std::int64_t* out) const {
     const json* v = Find(field);
     if (v == nullptr || v->is_null()) return false;
-    if (!v->is_number_integer()) FailField(field, "must be an integer or null, got " + Show(*v));
+    if (!IsInt64(*v)) FailField(field, "must be a 64-bit integer or null, got " + Show(*v));
     *out = v->get<std::int64_t>();
     return true;
   }
@@ -227,8 +241,7 @@ Graph ParseGraph(std::string_view text, std::string_view source) {
     if (e.Find("producer") == nullptr) e.FailField("producer", "is missing (use null for inputs)");
     const json& consumers = e.Array("consumers", /*required=*/false);
     for (const json& c : consumers) {
-      if (!c.is_number_integer())
-        e.FailField("consumers", "must hold op ids, got " + Element::Show(c));
+      if (!IsInt64(c)) e.FailField("consumers", "must hold op ids, got " + Element::Show(c));
       OpId op = op_ref(e, "consumers", c.get<std::int64_t>());
       if (op == t.producer)
         e.FailField("consumers", "lists op " + std::to_string(c.get<std::int64_t>()) +
@@ -300,7 +313,7 @@ Graph ParseGraph(std::string_view text, std::string_view source) {
     for (size_t i = 0; i < order.size(); ++i) {
       const json& v = order[i];
       std::string where = src + ": program_order[" + std::to_string(i) + "]";
-      if (!v.is_number_integer()) throw InputError(where + ": must be an op id");
+      if (!IsInt64(v)) throw InputError(where + ": must be an op id");
       auto it = op_index.find(v.get<std::int64_t>());
       if (it == op_index.end()) throw InputError(where + ": op " + v.dump() + " does not exist");
       if (seen[U(it->second)])
@@ -418,7 +431,7 @@ Plan ParsePlan(std::string_view text, std::string_view source, const Graph& grap
   const json& order = root.Array("order", /*required=*/true);
   for (size_t i = 0; i < order.size(); ++i) {
     std::string where = src + ": order[" + std::to_string(i) + "]";
-    if (!order[i].is_number_integer()) throw InputError(where + ": must be an op id");
+    if (!IsInt64(order[i])) throw InputError(where + ": must be an op id");
     auto it = op_index.find(order[i].get<std::int64_t>());
     if (it == op_index.end())
       throw InputError(where + ": op " + order[i].dump() + " is not in the graph");
