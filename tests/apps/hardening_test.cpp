@@ -102,6 +102,23 @@ TEST_F(Hardening, AlignedSizesOverTheMaximumAreRefusedNamingTheTensor) {
                 Path("plan.json"));
 }
 
+// Found by fuzz/layout_csv_fuzz: the buffers fit, but the caching allocator's 2 MiB segment
+// rounding, never released, would carry the arena past the maximum.
+TEST_F(Hardening, APytorchLayoutWhoseSegmentsWouldEndBeyondTheMaximumIsRefused) {
+  const std::string graph = Write("big.graph.json", R"({"format":"roam-graph-v1","name":"big",
+    "ops":[{"id":0},{"id":1},{"id":2}],
+    "tensors":[{"id":0,"size":562949951436873,"producer":0,"consumers":[1]},
+               {"id":1,"size":562949953421313,"producer":2,"output":true}]})");
+  ExpectRefused(
+      {"evaluate", graph, "--layout", "pytorch", "--alignment", "1", "-o", Path("plan.json")},
+      "layout pytorch: a new segment of 562949955518464 bytes at offset "
+      "562949953421312 would end beyond roam's maximum of " +
+          kMax,
+      Path("plan.json"));
+  auto r = RunRoam({"evaluate", graph, "--layout", "best-fit", "--alignment", "1", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST_F(Hardening, AnAlignmentAbove2To30IsRefused) {
   ExpectRefused({"evaluate", DataPath("tiny.graph.json"), "--alignment", "4611686018427387904"},
                 "graph tiny: alignment 4611686018427387904 is not in [1, 1073741824] bytes", "");
