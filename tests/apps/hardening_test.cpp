@@ -167,7 +167,7 @@ TEST_F(Hardening, ABatchSetOnTheCommandLineNamesTheKey) {
                 config +
                     ": model.batch = 10000000 makes a tensor too large (its dimensions also "
                     "come from model.seq_len = 1024, model.vocab = 50257, model.n_positions "
-                    "= 1024): the output of aten.mm (op 64), shape [10240000000, 50257] of "
+                    "= 1024): the output of aten.mm (op 680), shape [10240000000, 50257] of "
                     "float32 would take more than " +
                     kMax,
                 Path("g.json"));
