@@ -67,6 +67,22 @@ CLI::Validator WritableOutputPath() {
       "PATH");
 }
 
+std::string OutputThatIsAnInput(const CLI::App& cmd) {
+  const CLI::Option* output = cmd.get_option_no_throw("--output");
+  if (output == nullptr || output->count() == 0) return {};
+  const std::string out = output->as<std::string>();
+  for (const CLI::Option* option : cmd.get_options()) {
+    if (!option->get_positional() || option == output) continue;
+    for (const std::string& in : option->results()) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(in, out, ec))
+        return out + ": the output path is also the input " + in +
+               "; refusing to overwrite an input, choose another output path";
+    }
+  }
+  return {};
+}
+
 void AddPlanOutputOptions(CLI::App& cmd, PlanOutputOptions& options) {
   cmd.add_option("-o,--output", options.plan_path, "Write the plan (roam-plan-v1 JSON) here")
       ->check(WritableOutputPath());

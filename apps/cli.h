@@ -62,6 +62,11 @@ void AddPlanOutputOptions(CLI::App& cmd, PlanOutputOptions& options);
 // Rejects, at parse time, an output path whose directory is missing or not writable.
 CLI::Validator WritableOutputPath();
 
+// A message when the command's -o/--output names the same file as one of its positional
+// inputs (compared as files: links and relative spellings included), else empty. Checked after
+// parsing, before any work, so an input is never replaced by an output.
+std::string OutputThatIsAnInput(const CLI::App& cmd);
+
 // Validates the plan with the project's validator; an invalid plan is an internal failure
 // (exit 1) and nothing is written. Otherwise prints the summary (with extra lines of
 // human-readable context in text mode, or extra JSON members in --json mode) and writes the

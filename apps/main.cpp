@@ -28,6 +28,12 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kBadInput;
   }
+  for (const CLI::App* cmd : app.get_subcommands()) {
+    if (std::string problem = OutputThatIsAnInput(*cmd); !problem.empty()) {
+      std::cerr << "roam: error: " << problem << "\n";
+      return kBadInput;
+    }
+  }
   try {
     return action();
   } catch (const roam::InputError& e) {

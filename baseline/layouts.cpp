@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/bytes.h"
 #include "core/error.h"
 
 namespace roam {
@@ -291,6 +292,12 @@ class CachingAllocator {
                   : size < params_.min_large_alloc ? params_.large_segment
                                                    : AlignUp(size, params_.round_large);
     bytes = AlignUp(bytes, granule_);
+    // Segments are never released, so their rounding can carry the arena past kMaxBytes even
+    // when the buffers fit (found by fuzz/layout_csv_fuzz); refuse rather than wrap.
+    if (bytes > kMaxBytes - reserved_)
+      throw InputError("layout pytorch: a new segment of " + std::to_string(bytes) +
+                       " bytes at offset " + std::to_string(reserved_) +
+                       " would end beyond roam's maximum of " + DescribeMaxBytes());
     blocks_.push_back({reserved_, bytes, -1, -1, true, small});
     reserved_ += bytes;
     return static_cast<int>(blocks_.size()) - 1;

@@ -15,7 +15,8 @@ namespace roam {
 // "pytorch" (caching-allocator simulation), "llfb", "best-fit".
 std::span<const std::string_view> LayoutNames();
 
-// Throws InputError for an unknown name or a non-positive alignment. Deterministic.
+// Throws InputError for an unknown name, a non-positive alignment, or a pytorch layout that
+// would end beyond kMaxBytes. Deterministic.
 std::vector<Bytes> PlaceBuffers(std::string_view name, std::span<const Interval> intervals,
                                 Bytes alignment);
 
@@ -43,6 +44,7 @@ struct PytorchLayout {
   Bytes reserved = 0;          // bytes of all segments, the allocator's peak reserved memory
 };
 
+// Throws InputError when the segments would end beyond kMaxBytes (core/bytes.h).
 // Runs the allocator over the intervals: at each step, first the allocations of the intervals
 // starting there, then the frees of those ending there, each in index order. Segments are
 // never released and are laid end to end in creation order.

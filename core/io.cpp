@@ -7,10 +7,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_map>
 
+#include "core/bytes.h"
 #include "core/error.h"
 
 namespace roam {
@@ -43,7 +45,20 @@ json ParseJson(std::string_view text, std::string_view source) {
     if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
     throw InputError(std::string(source) + ": malformed JSON at " +
                      LineColumn(text, e.byte == 0 ? 0 : e.byte - 1) + ": " + what);
+  } catch (const json::out_of_range& e) {
+    // A number literal beyond a double's range (found by fuzzing: 1E72088832).
+    std::string what = e.what();
+    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw InputError(std::string(source) + ": malformed JSON: " + what);
   }
+}
+
+// JSON integers above 2^63 - 1 parse as unsigned; reading them as int64 would wrap around.
+bool IsInt64(const json& v) {
+  return v.is_number_integer() &&
+         (!v.is_number_unsigned() ||
+          v.get<std::uint64_t>() <=
+              static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
 }
 
 // Reads fields of one JSON object, producing messages that locate the element.
@@ -69,14 +84,14 @@ class Element {
   }
   std::int64_t Integer(std::string_view field) const {
     const json& v = Require(field);
-    if (!v.is_number_integer()) FailField(field, "must be an integer, got " + Show(v));
+    if (!IsInt64(v)) FailField(field, "must be a 64-bit integer, got " + Show(v));
     return v.get<std::int64_t>();
   }
   // An optional integer that may also be null; returns false when absent or null.
   bool OptionalInteger(std::string_view field, std::int64_t* out) const {
     const json* v = Find(field);
     if (v == nullptr || v->is_null()) return false;
-    if (!v->is_number_integer()) FailField(field, "must be an integer or null, got " + Show(*v));
+    if (!IsInt64(*v)) FailField(field, "must be a 64-bit integer or null, got " + Show(*v));
     *out = v->get<std::int64_t>();
     return true;
   }
@@ -218,13 +233,15 @@ Graph ParseGraph(std::string_view text, std::string_view source) {
     Element e(tensors[i], first.where() + " (id " + std::to_string(t.ext_id) + ")");
     t.size = e.Integer("size");
     if (t.size < 0) e.FailField("size", "is " + std::to_string(t.size) + ", must be >= 0");
+    if (t.size > kMaxBytes)
+      e.FailField("size", "is " + std::to_string(t.size) + ", more than roam's maximum of " +
+                              DescribeMaxBytes());
     std::int64_t producer = 0;
     if (e.OptionalInteger("producer", &producer)) t.producer = op_ref(e, "producer", producer);
     if (e.Find("producer") == nullptr) e.FailField("producer", "is missing (use null for inputs)");
     const json& consumers = e.Array("consumers", /*required=*/false);
     for (const json& c : consumers) {
-      if (!c.is_number_integer())
-        e.FailField("consumers", "must hold op ids, got " + Element::Show(c));
+      if (!IsInt64(c)) e.FailField("consumers", "must hold op ids, got " + Element::Show(c));
       OpId op = op_ref(e, "consumers", c.get<std::int64_t>());
       if (op == t.producer)
         e.FailField("consumers", "lists op " + std::to_string(c.get<std::int64_t>()) +
@@ -256,6 +273,19 @@ Graph ParseGraph(std::string_view text, std::string_view source) {
       throw InputError(where + ": field \"alias_of\" refers to the tensor itself");
     graph.tensors[i].alias_of = it->second;
   }
+  // Each storage's bytes are its root's size; their total bounds every peak and offset.
+  {
+    ByteSum total;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const Tensor& t = graph.tensors[i];
+      if (t.alias_of == kNoTensor && !total.Add(t.size))
+        throw InputError(src + ": tensors[" + std::to_string(i) + "] (id " +
+                         std::to_string(t.ext_id) +
+                         "): field \"size\": the tensors up to here total more than roam's "
+                         "maximum of " +
+                         DescribeMaxBytes());
+    }
+  }
   // Alias chains must end at a root: walk each chain, marking as we go.
   {
     std::vector<char> state(graph.tensors.size(), 0);  // 0 new, 1 on current walk, 2 done
@@ -283,7 +313,7 @@ Graph ParseGraph(std::string_view text, std::string_view source) {
     for (size_t i = 0; i < order.size(); ++i) {
       const json& v = order[i];
       std::string where = src + ": program_order[" + std::to_string(i) + "]";
-      if (!v.is_number_integer()) throw InputError(where + ": must be an op id");
+      if (!IsInt64(v)) throw InputError(where + ": must be an op id");
       auto it = op_index.find(v.get<std::int64_t>());
       if (it == op_index.end()) throw InputError(where + ": op " + v.dump() + " does not exist");
       if (seen[U(it->second)])
@@ -388,7 +418,9 @@ Plan ParsePlan(std::string_view text, std::string_view source, const Graph& grap
   Plan plan;
   plan.graph = root.String("graph", /*required=*/false);
   plan.alignment = root.Integer("alignment");
-  if (plan.alignment <= 0) root.FailField("alignment", "must be positive");
+  if (plan.alignment <= 0 || plan.alignment > kMaxAlignment)
+    root.FailField("alignment", "is " + std::to_string(plan.alignment) + ", must be in [1, " +
+                                    std::to_string(kMaxAlignment) + "]");
 
   std::unordered_map<ExternalId, OpId> op_index;
   for (OpId op = 0; op < graph.num_ops(); ++op) op_index.emplace(graph.ops[U(op)].ext_id, op);
@@ -399,7 +431,7 @@ Plan ParsePlan(std::string_view text, std::string_view source, const Graph& grap
   const json& order = root.Array("order", /*required=*/true);
   for (size_t i = 0; i < order.size(); ++i) {
     std::string where = src + ": order[" + std::to_string(i) + "]";
-    if (!order[i].is_number_integer()) throw InputError(where + ": must be an op id");
+    if (!IsInt64(order[i])) throw InputError(where + ": must be an op id");
     auto it = op_index.find(order[i].get<std::int64_t>());
     if (it == op_index.end())
       throw InputError(where + ": op " + order[i].dump() + " is not in the graph");
@@ -414,8 +446,15 @@ Plan ParsePlan(std::string_view text, std::string_view source, const Graph& grap
     if (it == tensor_index.end())
       e.FailField("tensor", "refers to tensor " + std::to_string(tensor) + ", not in the graph");
     b.tensor = it->second;
-    b.offset = e.Integer("offset");
-    b.size = e.Integer("size");
+    auto bytes = [&](std::string_view field) {
+      std::int64_t v = e.Integer(field);
+      if (!InByteRange(v))
+        e.FailField(field,
+                    "is " + std::to_string(v) + ", must be in [0, " + DescribeMaxBytes() + "]");
+      return v;
+    };
+    b.offset = bytes("offset");
+    b.size = bytes("size");
     auto step = [&](std::string_view field) {
       std::int64_t v = e.Integer(field);
       if (v < 0 || v > std::numeric_limits<Step>::max()) e.FailField(field, "is out of range");

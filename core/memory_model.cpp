@@ -1,18 +1,28 @@
 #include "core/memory_model.h"
 
 #include <algorithm>
-#include <cassert>
 #include <numeric>
 #include <set>
 #include <sstream>
+
+#include "core/bytes.h"
+#include "core/error.h"
 
 namespace roam {
 namespace {
 size_t U(int i) { return static_cast<size_t>(i); }
 }  // namespace
 
+namespace {
+std::string GraphName(const Graph& graph) {
+  return graph.name.empty() ? std::string("the graph") : "graph " + graph.name;
+}
+}  // namespace
+
 MemoryModel BuildMemoryModel(const Graph& graph, Bytes alignment) {
-  assert(alignment > 0);
+  if (alignment < 1 || alignment > kMaxAlignment)
+    throw InputError(GraphName(graph) + ": alignment " + std::to_string(alignment) +
+                     " is not in [1, " + std::to_string(kMaxAlignment) + "] bytes");
   MemoryModel model;
   model.alignment = alignment;
   const int nt = graph.num_tensors();
@@ -29,13 +39,22 @@ MemoryModel BuildMemoryModel(const Graph& graph, Bytes alignment) {
       root_of[U(x)] = r;
     root_of[U(r)] = r;
   }
+  // Persistent and planned bytes together: every total and offset derived from them stays
+  // within kMaxBytes.
+  ByteSum total;
   for (TensorId t = 0; t < nt; ++t) {
     if (root_of[U(t)] != t) continue;
     const Tensor& root = graph.tensors[U(t)];
     Storage s;
     s.root = t;
     s.members.push_back(t);  // root first
-    s.size = AlignUp(root.size, alignment);
+    auto aligned = AlignUpBytes(root.size, alignment);
+    if (!aligned || !total.Add(*aligned))
+      throw InputError(GraphName(graph) + ": tensor " + std::to_string(root.ext_id) +
+                       ": its size " + std::to_string(root.size) + " aligned to " +
+                       std::to_string(alignment) + (aligned ? " brings the storages' total" : "") +
+                       " over roam's maximum of " + DescribeMaxBytes());
+    s.size = *aligned;
     s.persistent = root.producer == kNoOp;
     model.storage_of[U(t)] = static_cast<StorageId>(model.storages.size());
     model.storages.push_back(std::move(s));
@@ -147,7 +166,15 @@ std::string CheckLayout(std::span<const Interval> intervals, std::span<const Byt
     msg << offsets.size() << " offsets for " << intervals.size() << " buffers";
     return msg.str();
   }
+  if (alignment < 1) return "alignment " + std::to_string(alignment) + " is not positive";
   for (size_t i = 0; i < intervals.size(); ++i) {
+    // Checked first, so that no end (offset + size) below can overflow.
+    if (!InByteRange(intervals[i].size) || !InByteRange(offsets[i]) ||
+        offsets[i] > kMaxBytes - intervals[i].size) {
+      msg << "buffer " << i << " at offset " << offsets[i] << " with size " << intervals[i].size
+          << " ends beyond roam's maximum of " << DescribeMaxBytes();
+      return msg.str();
+    }
     if (offsets[i] < 0 || offsets[i] % alignment != 0) {
       msg << "buffer " << i << " has offset " << offsets[i]
           << ", which is not a non-negative multiple of the alignment " << alignment;

@@ -42,7 +42,9 @@ struct MemoryModel {
   }
 };
 
-// alignment must be positive; alias chains must be acyclic (the loader guarantees both).
+// Alias chains must be acyclic and sizes in [0, kMaxBytes] (the loader guarantees both).
+// Throws InputError, naming the graph and the tensor, when the alignment is not in
+// [1, kMaxAlignment] or the aligned storages total more than kMaxBytes (core/bytes.h).
 MemoryModel BuildMemoryModel(const Graph& graph, Bytes alignment = kDefaultAlignment);
 
 // Inclusive range of steps a storage is resident; kNoStep for storages that are not planned.
@@ -80,8 +82,9 @@ Bytes LayoutHeight(std::span<const Interval> intervals, std::span<const Bytes> o
 // Maximum over steps of the summed sizes of live intervals: the lower bound of any layout.
 Bytes MaxLiveBytes(std::span<const Interval> intervals);
 
-// Empty when no two intervals sharing a step overlap in address and every offset is a
-// non-negative multiple of alignment; otherwise names the first violating pair by index.
+// Empty when no two intervals sharing a step overlap in address, every offset is a
+// non-negative multiple of alignment and every buffer ends within kMaxBytes; otherwise names
+// the first violation by index.
 std::string CheckLayout(std::span<const Interval> intervals, std::span<const Bytes> offsets,
                         Bytes alignment);
 

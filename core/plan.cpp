@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/bytes.h"
+
 namespace roam {
 namespace {
 size_t U(int i) { return static_cast<size_t>(i); }
@@ -43,7 +45,9 @@ Plan AssemblePlan(const Graph& graph, const MemoryModel& model, std::vector<OpId
 
 std::string ValidatePlan(const Graph& graph, const Plan& plan) {
   std::ostringstream msg;
-  if (plan.alignment <= 0) return "alignment must be positive";
+  if (plan.alignment <= 0 || plan.alignment > kMaxAlignment)
+    return "alignment " + std::to_string(plan.alignment) + " is not in [1, " +
+           std::to_string(kMaxAlignment) + "]";
   Dependencies deps = BuildDependencies(graph);
   if (auto problem = CheckTopological(graph, deps, plan.order); !problem.empty())
     return "order: " + problem;

@@ -19,7 +19,9 @@ inline constexpr StorageId kNoStorage = -1;
 inline constexpr Step kNoStep = -1;
 inline constexpr Bytes kDefaultAlignment = 512;  // CUDA caching allocator's rounding
 
-// Rounds up to a multiple of alignment; a size of 0 stays 0 (a pure ordering edge).
+// Rounds up to a multiple of alignment; a size of 0 stays 0 (a pure ordering edge). Exact for
+// sizes up to kMaxBytes and alignments up to kMaxAlignment (core/bytes.h), which is all the
+// loaders let through; AlignUpBytes checks values that were not.
 constexpr Bytes AlignUp(Bytes size, Bytes alignment) {
   return (size + alignment - 1) / alignment * alignment;
 }

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <tuple>
+
+#include "core/bytes.h"
 
 namespace roam::gen {
 namespace {
@@ -53,9 +56,33 @@ std::string_view ToString(DType dtype) {
   return "";
 }
 
+TensorTooLarge::TensorTooLarge(const std::string& tensor, Shape dims)
+    : InputError(tensor + " would take more than " + DescribeMaxBytes()),
+      tensor_(tensor),
+      dims_(std::move(dims)) {}
+
+std::string ShapeString(const Shape& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+std::int64_t MulDims(std::int64_t a, std::int64_t b) {
+  auto product = MulBytes(a, b);
+  if (!product)
+    throw TensorTooLarge("a tensor with a dimension of " + std::to_string(a) + " * " +
+                             std::to_string(b) + " elements",
+                         {a, b});
+  return *product;
+}
+
 std::int64_t NumElements(const Shape& shape) {
   std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
+  for (std::int64_t d : shape) {
+    auto product = MulBytes(n, d);
+    if (!product) throw TensorTooLarge("a tensor of shape " + ShapeString(shape), shape);
+    n = *product;
+  }
   return n;
 }
 
@@ -64,9 +91,22 @@ Shape ContiguousStrides(const Shape& shape) {
   std::int64_t s = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = s;
-    s *= std::max<std::int64_t>(shape[i], 1);
+    auto product = MulBytes(s, std::max<std::int64_t>(shape[i], 1));
+    if (!product) throw TensorTooLarge("a tensor of shape " + ShapeString(shape), shape);
+    s = *product;
   }
   return strides;
+}
+
+void Tape::CheckSize(const Shape& shape, DType dtype, std::string_view what) const {
+  std::optional<Bytes> bytes = Bytes{1};
+  for (std::int64_t d : shape)
+    if (bytes) bytes = MulBytes(*bytes, d);
+  if (bytes) bytes = MulBytes(*bytes, DTypeSize(dtype));
+  if (!bytes)
+    throw TensorTooLarge(
+        std::string(what) + ", shape " + ShapeString(shape) + " of " + std::string(ToString(dtype)),
+        shape);
 }
 
 Tape::Tape(std::string graph_name) : name_(std::move(graph_name)) { graph_.name = name_; }
@@ -98,6 +138,10 @@ V Tape::NewTensor(const Shape& shape, const Shape& strides, DType dtype, TensorK
   const V id = static_cast<V>(graph_.tensors.size());
   Tensor t;
   t.ext_id = id;
+  CheckSize(shape, dtype,
+            producer == kNoOp ? "graph input " + std::to_string(id)
+                              : "the output of " + graph_.ops[U(producer)].name + " (op " +
+                                    std::to_string(producer) + ")");
   t.size = NumElements(shape) * DTypeSize(dtype);
   t.producer = producer;
   t.alias_of = alias_of;
@@ -123,6 +167,9 @@ V Tape::NewTensor(const Shape& shape, const Shape& strides, DType dtype, TensorK
 }
 
 OpId Tape::NewOp(std::string_view name) {
+  if (static_cast<std::int64_t>(graph_.ops.size()) >= kMaxGeneratedOps)
+    throw InputError(name_ + ": the generated graph would have more than " +
+                     std::to_string(kMaxGeneratedOps) + " ops, roam's limit");
   const OpId id = static_cast<OpId>(graph_.ops.size());
   Op op;
   op.ext_id = id;
@@ -145,6 +192,9 @@ void Tape::Read(OpId op, V v) {
 }
 
 V Tape::Input(const Shape& shape, DType dtype, TensorKind kind, bool parameter) {
+  CheckSize(shape, dtype,
+            "graph input " + std::to_string(graph_.tensors.size()) + " (" +
+                std::string(ToString(kind)) + ")");
   V v = NewTensor(shape, ContiguousStrides(shape), dtype, kind, kNoOp, kNoTensor);
   if (parameter) {
     Node node;
@@ -162,6 +212,9 @@ std::vector<V> Tape::Emit(std::string_view name, const std::vector<V>& inputs,
                           const std::vector<Out>& outputs) {
   const OpId op = NewOp(name);
   for (V in : inputs) Read(op, in);
+  for (const Out& out : outputs)
+    CheckSize(out.shape, out.dtype,
+              "the output of " + std::string(name) + " (op " + std::to_string(op) + ")");
   std::vector<V> result;
   result.reserve(outputs.size());
   for (const Out& out : outputs)

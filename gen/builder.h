@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.h"
 #include "core/graph.h"
 #include "core/types.h"
 
@@ -31,12 +32,36 @@ enum class DType : std::uint8_t { kFloat32, kFloat16, kBFloat16, kInt64, kBool, 
 Bytes DTypeSize(DType dtype);
 std::string_view ToString(DType dtype);
 
+// The most ops one generated graph may have (docs/configs.md, "Limits"): 2^18 is over 20 times
+// GPT-2 XL's training step, and takes about 10 s and 1.5 GB to generate.
+inline constexpr std::int64_t kMaxGeneratedOps = std::int64_t{1} << 18;
+
 using Shape = std::vector<std::int64_t>;
 using V = TensorId;  // a tensor handle on the tape
 inline constexpr V kNone = kNoTensor;
 
+// A tensor the generator would make holds more than kMaxBytes (core/bytes.h). The sizes come
+// from the config, so it is bad input; GenerateGraph(const Config&) names the key responsible.
+class TensorTooLarge : public InputError {
+ public:
+  // tensor: e.g. "the output of aten.mm (op 12), shape [4096, 50257] of float32"; dims: the
+  // dimensions whose product is too large, to match against the config's keys.
+  TensorTooLarge(const std::string& tensor, Shape dims);
+  const std::string& tensor() const { return tensor_; }
+  const Shape& dims() const { return dims_; }
+
+ private:
+  std::string tensor_;
+  Shape dims_;
+};
+
+std::string ShapeString(const Shape& shape);
+
+// Both throw TensorTooLarge when a product of dimensions exceeds kMaxBytes.
 std::int64_t NumElements(const Shape& shape);
 Shape ContiguousStrides(const Shape& shape);
+// a * b for two non-negative dimensions (e.g. batch times sequence length), checked the same way.
+std::int64_t MulDims(std::int64_t a, std::int64_t b);
 
 struct TensorMeta {
   Shape shape;
@@ -123,6 +148,8 @@ class Tape {
     V param = kNone;  // AccumulateGrad: the leaf it stores into
   };
 
+  // Throws TensorTooLarge, describing the tensor as `what`, when it would exceed kMaxBytes.
+  void CheckSize(const Shape& shape, DType dtype, std::string_view what) const;
   V NewTensor(const Shape& shape, const Shape& strides, DType dtype, TensorKind kind, OpId producer,
               TensorId alias_of);
   OpId NewOp(std::string_view name);

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
 
@@ -188,7 +189,10 @@ class Reader {
     return node.Scalar();
   }
 
-  std::int64_t Integer(const YAML::Node& node, const std::string& path, std::int64_t min) const {
+  // Sizes and counts above kMaxBytes cannot describe a tensor roam can hold; the cap keeps
+  // the generator's arithmetic on them (a few small multiples) far from overflow.
+  std::int64_t Integer(const YAML::Node& node, const std::string& path, std::int64_t min,
+                       std::int64_t max = kMaxBytes) const {
     const std::string text = Scalar(node, path, "an integer");
     std::int64_t value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -198,6 +202,7 @@ class Reader {
       Fail(path, node,
            (min == 1 ? "must be positive" : "must be at least " + std::to_string(min)) + ", got " +
                text);
+    if (value > max) Fail(path, node, "must be at most " + std::to_string(max) + ", got " + text);
     return value;
   }
 
@@ -230,6 +235,10 @@ class Reader {
   std::string source_;
   std::map<std::string, std::string> overridden_;
 };
+
+// Channel counts scale with width_mult; beyond this a network's width is no longer a
+// MobileNetV2 (and the double-to-integer channel arithmetic would leave its range).
+constexpr int kMaxWidthMult = 1024;
 
 void ReadModel(const Reader& r, const YAML::Node& node, ModelConfig& m) {
   YAML::Node family = node["family"];
@@ -287,6 +296,8 @@ void ReadModel(const Reader& r, const YAML::Node& node, ModelConfig& m) {
     else if (key == "width_mult") {
       m.width_mult = r.Number(v, path);
       if (m.width_mult <= 0.0) r.Fail(path, v, "must be positive, got " + v.Scalar());
+      if (m.width_mult > kMaxWidthMult)
+        r.Fail(path, v, "must be at most " + std::to_string(kMaxWidthMult) + ", got " + v.Scalar());
     }
   }
 
@@ -399,7 +410,7 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
     } else if (key == "time_limit") {
       p.time_limit = non_negative(v, path);
     } else if (key == "alignment") {
-      p.alignment = r.Integer(v, path, 1);
+      p.alignment = r.Integer(v, path, 1, kMaxAlignment);
     } else if (key == "bound_shortcut") {
       p.bound_shortcut = r.Bool(v, path);
     } else if (key == "best_update_placement") {
@@ -511,6 +522,28 @@ ModelConfig ModelDefaults(Family family) {
       break;
   }
   return m;
+}
+
+std::vector<std::pair<std::string, std::int64_t>> IntegerModelKeys(const ModelConfig& m) {
+  const std::pair<const char*, std::int64_t> all[] = {{"batch", m.batch},
+                                                      {"n_layer", m.n_layer},
+                                                      {"n_embd", m.n_embd},
+                                                      {"n_head", m.n_head},
+                                                      {"n_inner", m.n_inner},
+                                                      {"seq_len", m.seq_len},
+                                                      {"vocab", m.vocab},
+                                                      {"n_positions", m.n_positions},
+                                                      {"type_vocab", m.type_vocab},
+                                                      {"image_size", m.image_size},
+                                                      {"num_classes", m.num_classes},
+                                                      {"patch_size", m.patch_size},
+                                                      {"depth", m.depth}};
+  const std::vector<std::string> keys = FamilyKeys(m.family);
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (const auto& [key, value] : all)
+    if (std::find(keys.begin(), keys.end(), key) != keys.end())
+      out.emplace_back("model." + std::string(key), value);
+  return out;
 }
 
 TrainingConfig TrainingDefaults(OptimizerKind kind) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/types.h"
@@ -60,6 +61,10 @@ struct ModelConfig {
 
 // The defaults of every key for one family (e.g. bert: vocab 30522, n_positions 512).
 ModelConfig ModelDefaults(Family family);
+
+// The integer keys family model.family reads, as ("model.batch", value), in docs order: what
+// a message about a too-large tensor matches the tensor's dimensions against.
+std::vector<std::pair<std::string, std::int64_t>> IntegerModelKeys(const ModelConfig& model);
 
 // torch.optim with foreach=False. lr, betas and eps do not change the graph; they are checked
 // and kept so a config states the whole training step.

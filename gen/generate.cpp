@@ -1,8 +1,12 @@
 #include "gen/generate.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "core/bytes.h"
+#include "core/error.h"
 #include "gen/aten.h"
 #include "gen/builder.h"
 #include "gen/optim.h"
@@ -214,7 +218,7 @@ Graph Vit(const ModelConfig& m, const TrainingConfig& training) {
   Net n(m);
   Ops& o = n.ops;
   const std::int64_t B = m.batch, C = m.n_embd, H = m.n_head, hs = C / H;
-  const std::int64_t grid = m.image_size / m.patch_size, S = grid * grid + 1;
+  const std::int64_t grid = m.image_size / m.patch_size, S = MulDims(grid, grid) + 1;
   const std::int64_t inner = m.n_inner > 0 ? m.n_inner : 4 * C;
   const V class_token = n.Param({1, 1, C});
   const ConvP conv_proj = MakeConv(n, 3, C, m.patch_size, m.patch_size, 0, true);
@@ -537,6 +541,76 @@ Graph GenerateGraph(const ModelConfig& model, const TrainingConfig& training) {
       return MobilenetV2(model, training);
   }
   return {};
+}
+
+Graph GenerateGraph(const Config& config) {
+  const ModelConfig& m = config.model;
+  try {
+    // A transformer's op count is linear in n_layer (every block emits the same ops), so two
+    // tiny generations predict it exactly, before a huge one takes minutes and gigabytes.
+    const bool transformer =
+        m.family == Family::kGpt2 || m.family == Family::kBert || m.family == Family::kVit;
+    // Up to 256 layers the probes are not worth their cost (about 5% of GPT-2 XL's generation):
+    // even at 1024 ops per layer (GPT-2's are 238) the tape's own limit stops within seconds.
+    if (transformer && m.n_layer > 256) {
+      ModelConfig probe = m;
+      probe.n_layer = 1;
+      const std::int64_t one = GenerateGraph(probe, config.training).num_ops();
+      probe.n_layer = 2;
+      const std::int64_t per_layer = GenerateGraph(probe, config.training).num_ops() - one;
+      // n_layer <= 2^50 and per_layer is a few hundred: no overflow before the comparison.
+      const std::int64_t layers_allowed = per_layer > 0 ? (kMaxGeneratedOps - one) / per_layer : 0;
+      if (m.n_layer - 1 > layers_allowed) {
+        const long double ops =
+            static_cast<long double>(one) +
+            static_cast<long double>(per_layer) * static_cast<long double>(m.n_layer - 1);
+        throw InputError(config.source + ": model.n_layer: " + std::to_string(m.n_layer) +
+                         " layers would generate " + std::to_string(static_cast<long long>(ops)) +
+                         " ops (" + std::to_string(per_layer) +
+                         " per layer), more than roam's limit of " +
+                         std::to_string(kMaxGeneratedOps) + " ops (at most " +
+                         std::to_string(layers_allowed + 1) + " layers here)");
+      }
+    }
+    return GenerateGraph(m, config.training);
+  } catch (const TensorTooLarge& e) {
+    // The keys the tensor's dimensions come from (a dimension may be one key or the product
+    // of two, like batch * seq_len); the one furthest above its family default is named as
+    // responsible, the others as context.
+    const auto keys = IntegerModelKeys(m);
+    const auto defaults = IntegerModelKeys(ModelDefaults(m.family));
+    std::vector<char> involved(keys.size(), 0);
+    for (std::int64_t dim : e.dims()) {
+      for (size_t i = 0; i < keys.size(); ++i) {
+        if (keys[i].second <= 1) continue;
+        if (keys[i].second == dim) involved[i] = 1;
+        for (size_t j = 0; j < keys.size(); ++j) {
+          auto product = MulBytes(keys[i].second, keys[j].second);
+          if (keys[j].second > 1 && product && *product == dim) involved[i] = involved[j] = 1;
+        }
+      }
+    }
+    auto growth = [&](size_t i) {
+      return static_cast<double>(keys[i].second) /
+             static_cast<double>(std::max<std::int64_t>(defaults[i].second, 1));
+    };
+    size_t culprit = keys.size();
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (involved[i] && (culprit == keys.size() || growth(i) > growth(culprit))) culprit = i;
+    auto show = [&](size_t i) { return keys[i].first + " = " + std::to_string(keys[i].second); };
+    std::string message = config.source + ": ";
+    if (culprit == keys.size()) {
+      message += "the model's sizes make a tensor too large: ";
+    } else {
+      message += show(culprit) + " makes a tensor too large";
+      std::string others;
+      for (size_t i = 0; i < keys.size(); ++i)
+        if (involved[i] && i != culprit) others += (others.empty() ? "" : ", ") + show(i);
+      if (!others.empty()) message += " (its dimensions also come from " + others + ")";
+      message += ": ";
+    }
+    throw InputError(message + e.what());
+  }
 }
 
 }  // namespace roam::gen

@@ -12,9 +12,14 @@
 
 namespace roam::gen {
 
+// Throws TensorTooLarge (an InputError) when a tensor would exceed kMaxBytes, and InputError
+// when the graph would have more than kMaxGeneratedOps ops.
 Graph GenerateGraph(const ModelConfig& model, const TrainingConfig& training);
-inline Graph GenerateGraph(const Config& config) {
-  return GenerateGraph(config.model, config.training);
-}
+
+// The same for a loaded config, with messages that name config.source and the key
+// responsible: a too-large tensor names the keys its dimensions come from, and a transformer
+// whose n_layer would exceed kMaxGeneratedOps is refused before generating, with the op count
+// it would have.
+Graph GenerateGraph(const Config& config);
 
 }  // namespace roam::gen

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
 
@@ -54,6 +55,7 @@ CsvProblem ParseLayoutCsv(std::string_view text, std::string_view source) {
   CsvProblem problem;
   std::set<std::string, std::less<>> ids;
   size_t line_no = 0;
+  ByteSum total;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
@@ -109,6 +111,13 @@ CsvProblem ParseLayoutCsv(std::string_view text, std::string_view source) {
     row.lower = number(kLower, false);
     row.upper = number(kUpper, false);
     row.size = number(kSize, false);
+    if (row.size > kMaxBytes)
+      fail(line_no, "column 'size': " + std::to_string(row.size) +
+                        " is more than roam's maximum of " + DescribeMaxBytes());
+    // The heights of layouts are bounded by the total, which must fit too.
+    if (!total.Add(row.size))
+      fail(line_no, "column 'size': the sizes up to this row total more than roam's maximum of " +
+                        DescribeMaxBytes());
     if (inclusive_end) {
       if (row.upper < row.lower)
         fail(line_no, "column 'end': " + std::to_string(row.upper) +

@@ -9,6 +9,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3
+  # scripts/fuzz.sh: the libFuzzer targets in fuzz/ are built with clang.
+  clang libfuzzer-14-dev
   # tools/torch_export and its CTest suite (run with /usr/bin/python3); about 180 packages,
   # roughly two minutes to install.
   python3-torch python3-torchvision python3-yaml

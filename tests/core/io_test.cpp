@@ -133,7 +133,24 @@ INSTANTIATE_TEST_SUITE_P(
                  R"({"format":"roam-graph-v1",)" OPS
                  R"(,"tensors":[{"id":5,"size":4,"producer":1,"kind":"blob"}]})",
                  {"tensors[0]", "kind", "blob"}},
-        BadGraph{"not an object", R"([1,2,3])", {"JSON object"}}),
+        BadGraph{"not an object", R"([1,2,3])", {"JSON object"}},
+        // Found by fuzz/graph_fuzz: nlohmann throws out_of_range, not parse_error, for it.
+        BadGraph{"number beyond a double",
+                 R"({"format":"roam-graph-v1","ops":[],"tensors":[],"x":351843E72088832})",
+                 {"malformed JSON: number overflow parsing '351843E72088832'"}},
+        BadGraph{"size beyond int64",
+                 R"({"format":"roam-graph-v1",)" OPS
+                 R"(,"tensors":[{"id":5,"size":18446744073709551615,"producer":1}]})",
+                 {"tensors[0] (id 5): field \"size\" must be a 64-bit integer, got "
+                  "18446744073709551615"}},
+        BadGraph{"id beyond int64",
+                 R"({"format":"roam-graph-v1","ops":[{"id":9223372036854775808}],"tensors":[]})",
+                 {"ops[0]: field \"id\" must be a 64-bit integer, got 9223372036854775808"}},
+        BadGraph{"size over the maximum",
+                 R"({"format":"roam-graph-v1",)" OPS
+                 R"(,"tensors":[{"id":5,"size":1125899906842625,"producer":1}]})",
+                 {"tensors[0] (id 5): field \"size\" is 1125899906842625, more than roam's "
+                  "maximum of 1125899906842624 bytes (2^50, 1 PiB)"}}),
     [](const ::testing::TestParamInfo<BadGraph>& param_info) {
       std::string name = param_info.param.what;
       for (char& c : name)

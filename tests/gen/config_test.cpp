@@ -189,5 +189,25 @@ TEST(ClosestKey, PrefersTheSmallestEditDistanceAndGivesUpWhenFar) {
   EXPECT_EQ(ClosestKey("zzzzzzzzzz", {"n_embd", "n_head"}), "");
 }
 
+TEST(ConfigRejects, SizesAboveTheByteMaximumAndAlignmentsAbove2To30) {
+  EXPECT_EQ(ErrorOf("model: {family: gpt2, vocab: 1125899906842625}"),
+            "conf.yaml: model.vocab (line 1): must be at most 1125899906842624, got "
+            "1125899906842625");
+  EXPECT_EQ(ErrorOf("model: {family: gpt2}\nplanner: {alignment: 2147483648}"),
+            "conf.yaml: planner.alignment (line 2): must be at most 1073741824, got 2147483648");
+  EXPECT_EQ(ErrorOf("model: {family: mobilenet_v2, width_mult: 1e300}"),
+            "conf.yaml: model.width_mult (line 1): must be at most 1024, got 1e300");
+}
+
+TEST(IntegerModelKeys, AreTheIntegerKeysTheFamilyReads) {
+  ModelConfig m = ModelDefaults(Family::kResnet);
+  m.batch = 7;
+  const std::vector<std::pair<std::string, std::int64_t>> expected = {{"model.batch", 7},
+                                                                      {"model.image_size", 224},
+                                                                      {"model.num_classes", 1000},
+                                                                      {"model.depth", 18}};
+  EXPECT_EQ(IntegerModelKeys(m), expected);
+}
+
 }  // namespace
 }  // namespace roam::gen

@@ -249,5 +249,41 @@ TEST(Aliasing, CudaDropoutKeepsABoolMaskUntilItsBackward) {
   EXPECT_EQ(g.ops[U(mask.consumers[0])].name, "aten.native_dropout_backward");
 }
 
+TEST(GenerateRejects, ATensorOverTheByteMaximumWithItsShapeAndDimensions) {
+  ModelConfig m = ModelDefaults(Family::kGpt2);
+  m.n_layer = 1;
+  m.vocab = std::int64_t{1} << 45;  // the token embedding: 2^45 x 768 float32
+  try {
+    GenerateGraph(m, TrainingConfig{});
+    FAIL() << "no error";
+  } catch (const TensorTooLarge& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "graph input 0 (weight), shape [35184372088832, 768] of float32 would take more "
+              "than 1125899906842624 bytes (2^50, 1 PiB)");
+    EXPECT_EQ(e.dims(), (Shape{35184372088832, 768}));
+  }
+}
+
+TEST(GenerateRejects, MoreOpsThanTheLimitBeforeGeneratingThem) {
+  Config config = ParseConfig("model: {family: bert, n_layer: 5000}", "deep.yaml");
+  try {
+    GenerateGraph(config);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("deep.yaml: model.n_layer: 5000 layers would generate ", 0), 0)
+        << message;
+    EXPECT_NE(message.find("more than roam's limit of 262144 ops"), std::string::npos) << message;
+  }
+  // The prediction is exact: a model at the limit's edge generates what it predicts.
+  Config small = ParseConfig("model: {family: gpt2, n_layer: 3}", "small.yaml");
+  small.model.n_layer = 1;
+  const int one = GenerateGraph(small).num_ops();
+  small.model.n_layer = 2;
+  const int two = GenerateGraph(small).num_ops();
+  small.model.n_layer = 7;
+  EXPECT_EQ(GenerateGraph(small).num_ops(), one + 6 * (two - one));
+}
+
 }  // namespace
 }  // namespace roam::gen
