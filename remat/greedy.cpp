@@ -1,0 +1,141 @@
+// The greedy baseline and the evaluation every method shares.
+#include <algorithm>
+#include <limits>
+
+#include "remat/internal.h"
+
+namespace roam::remat::detail {
+namespace {
+size_t U(int i) { return static_cast<size_t>(i); }
+
+struct Candidate {
+  double score = 0;
+  Step at = 0;            // insert the copies before this step
+  std::vector<OpId> ops;  // original ops to recompute, in order
+};
+}  // namespace
+
+double RecomputeCost(const Graph& graph, std::span<const OpId> schedule) {
+  std::vector<char> seen(U(graph.num_ops()), 0);
+  double cost = 0;
+  for (OpId op : schedule) {
+    if (seen[U(op)]) cost += OpCost(graph, op);
+    seen[U(op)] = 1;
+  }
+  return cost;
+}
+
+Evaluated Evaluate(const Graph& graph, std::span<const OpId> schedule, const RematParams& params) {
+  Evaluated e;
+  e.rewritten = Rewrite(graph, schedule, params.rule);
+  e.model = BuildMemoryModel(e.rewritten.graph, params.alignment);
+  e.lifetimes = ComputeLifetimes(e.rewritten.graph, e.model, e.rewritten.order);
+  e.profile = MemoryProfile(e.model, e.lifetimes, static_cast<int>(e.rewritten.order.size()));
+  for (size_t s = 0; s < e.profile.size(); ++s)
+    if (e.profile[s] > e.peak) {
+      e.peak = e.profile[s];
+      e.peak_step = static_cast<Step>(s);
+    }
+  e.recompute_cost = RecomputeCost(graph, schedule);
+  return e;
+}
+
+MethodResult Greedy(const Graph& graph, Schedule schedule, Bytes budget,
+                    const RematParams& params) {
+  MethodResult best;
+  best.method = "greedy";
+  best.status = "infeasible";
+  best.peak = std::numeric_limits<Bytes>::max();
+  int stalled = 0;
+  for (int iteration = 0;; ++iteration) {
+    Evaluated e = Evaluate(graph, schedule, params);
+    stalled = e.peak < best.peak ? 0 : stalled + 1;
+    if (e.peak < best.peak ||
+        (e.peak <= budget && best.peak <= budget && e.recompute_cost < best.recompute_cost)) {
+      best.peak = e.peak;
+      best.schedule = schedule;
+      best.recompute_cost = e.recompute_cost;
+    }
+    if (e.peak <= budget) {
+      best.status = "feasible";
+      return best;
+    }
+    if (iteration >= params.greedy_max_steps || stalled > params.greedy_stall_steps) return best;
+
+    const Graph& g = e.rewritten.graph;
+    const MemoryModel& m = e.model;
+    const std::vector<OpId>& order = e.rewritten.order;
+    const Step sp = e.peak_step;
+    const auto steps = static_cast<Step>(order.size());
+    std::vector<Step> position(g.ops.size());
+    for (Step s = 0; s < steps; ++s) position[U(order[U(s)])] = s;
+    std::vector<char> touched_now(m.storages.size(), 0);
+    for (StorageId sid : m.Touches(order[U(sp)])) touched_now[U(sid)] = 1;
+
+    std::vector<Candidate> candidates;
+    for (StorageId sid : m.planned) {
+      const Storage& st = m.storages[U(sid)];
+      const Lifetime& life = e.lifetimes[U(sid)];
+      if (st.output || touched_now[U(sid)] || life.start > sp || life.end <= sp) continue;
+      // The steps that use the storage: the last before the peak and the first after it.
+      Step prev = life.start, next = std::numeric_limits<Step>::max();
+      std::vector<std::pair<Step, OpId>> producers;
+      bool ok = true;
+      for (TensorId t : st.members) {
+        const Tensor& tensor = g.tensors[U(t)];
+        const Step p = position[U(tensor.producer)];
+        if (p < sp) {
+          const OpId origin = e.rewritten.origin[U(tensor.producer)];
+          if (!IsRecomputable(graph, origin, params.rule)) ok = false;
+          producers.emplace_back(p, origin);
+        } else {
+          next = std::min(next, p);
+        }
+        for (OpId c : tensor.consumers) {
+          const Step s = position[U(c)];
+          if (s < sp) prev = std::max(prev, s);
+          if (s > sp) next = std::min(next, s);
+        }
+      }
+      if (!ok || next == std::numeric_limits<Step>::max()) continue;
+      std::sort(producers.begin(), producers.end());
+      producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
+      // Inputs of the copies whose storage would now have to live across the peak.
+      double cost = 0;
+      Bytes penalty = 0;
+      std::vector<StorageId> extended;
+      for (auto [p, origin] : producers) {
+        cost += OpCost(graph, origin);
+        for (TensorId in : g.ops[U(order[U(p)])].inputs) {
+          const StorageId q = m.storage_of[U(in)];
+          if (q == sid || !m.storages[U(q)].planned()) continue;
+          if (e.lifetimes[U(q)].end < sp) extended.push_back(q);
+        }
+      }
+      std::sort(extended.begin(), extended.end());
+      extended.erase(std::unique(extended.begin(), extended.end()), extended.end());
+      for (StorageId q : extended) penalty += m.storages[U(q)].size;
+      const Bytes net = st.size - penalty;
+      if (net <= 0) continue;
+      Candidate c;
+      c.score = static_cast<double>(net) * static_cast<double>(next - prev) / std::max(cost, 1e-9);
+      c.at = next;
+      for (auto [p, origin] : producers) c.ops.push_back(origin);
+      candidates.push_back(std::move(c));
+    }
+    std::sort(candidates.begin(), candidates.end(),
+              [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+    bool applied = false;
+    for (const Candidate& c : candidates) {
+      Schedule next = schedule;
+      next.insert(next.begin() + c.at, c.ops.begin(), c.ops.end());
+      if (!CheckSchedule(graph, next, params.rule).empty()) continue;
+      schedule = std::move(next);
+      applied = true;
+      break;
+    }
+    if (!applied) return best;
+  }
+}
+
+}  // namespace roam::remat::detail
