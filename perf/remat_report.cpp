@@ -74,6 +74,7 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
 
 void Curve(const Graph& graph, bool rng_kept, Bytes alignment) {
   remat::RematParams params;
+  params.method = "greedy";
   params.alignment = alignment;
   params.rule.rng_state_kept = rng_kept;
   std::vector<double> ratios;
@@ -83,7 +84,7 @@ void Curve(const Graph& graph, bool rng_kept, Bytes alignment) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
-      "\nSweep of %s (%d ops): %zu points in %.1f s\n\n| ratio | peak / no-remat | overhead | "
+      "\nSweep of %s (%d ops), greedy: %zu points in %.1f s\n\n| ratio | peak / no-remat | overhead | "
       "method |\n|---|---|---|---|\n",
       graph.name.c_str(), graph.num_ops(), points.size(), seconds);
   const Bytes reference = remat::NoRematPeak(graph, params);

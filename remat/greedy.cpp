@@ -66,9 +66,9 @@ MethodResult Greedy(const Graph& graph, Schedule schedule, Bytes budget,
     const MemoryModel& m = e.model;
     const std::vector<OpId>& order = e.rewritten.order;
     const Step sp = e.peak_step;
-    const auto steps = static_cast<Step>(order.size());
+    const auto num_steps = static_cast<Step>(order.size());
     std::vector<Step> position(g.ops.size());
-    for (Step s = 0; s < steps; ++s) position[U(order[U(s)])] = s;
+    for (Step s = 0; s < num_steps; ++s) position[U(order[U(s)])] = s;
     std::vector<char> touched_now(m.storages.size(), 0);
     for (StorageId sid : m.Touches(order[U(sp)])) touched_now[U(sid)] = 1;
 
@@ -98,29 +98,42 @@ MethodResult Greedy(const Graph& graph, Schedule schedule, Bytes budget,
         }
       }
       if (!ok || next == std::numeric_limits<Step>::max()) continue;
-      std::sort(producers.begin(), producers.end());
-      producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
-      // Inputs of the copies whose storage would now have to live across the peak.
-      double cost = 0;
-      Bytes penalty = 0;
+      // The copies' inputs must be alive when the copies run. An input whose storage is not
+      // live at the peak would now have to cross it: recompute its producer too (a chain, up
+      // to greedy_max_chain ops), or, where that is not possible, count its bytes against
+      // what the candidate frees.
+      std::vector<Step> steps;
+      for (auto [p, origin] : producers) steps.push_back(p);
+      std::sort(steps.begin(), steps.end());
+      steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
       std::vector<StorageId> extended;
-      for (auto [p, origin] : producers) {
-        cost += OpCost(graph, origin);
-        for (TensorId in : g.ops[U(order[U(p)])].inputs) {
+      for (size_t i = 0; i < steps.size() && ok; ++i) {
+        for (TensorId in : g.ops[U(order[U(steps[i])])].inputs) {
           const StorageId q = m.storage_of[U(in)];
-          if (q == sid || !m.storages[U(q)].planned()) continue;
-          if (e.lifetimes[U(q)].end < sp) extended.push_back(q);
+          if (q == sid || !m.storages[U(q)].planned() || e.lifetimes[U(q)].end >= sp) continue;
+          const OpId producer = g.tensors[U(in)].producer;
+          const Step ps = position[U(producer)];
+          if (std::find(steps.begin(), steps.end(), ps) != steps.end()) continue;
+          if (static_cast<int>(steps.size()) < params.greedy_max_chain &&
+              IsRecomputable(graph, e.rewritten.origin[U(producer)], params.rule))
+            steps.push_back(ps);
+          else
+            extended.push_back(q);
         }
       }
+      std::sort(steps.begin(), steps.end());
+      double cost = 0;
+      for (Step p : steps) cost += OpCost(graph, e.rewritten.origin[U(order[U(p)])]);
       std::sort(extended.begin(), extended.end());
       extended.erase(std::unique(extended.begin(), extended.end()), extended.end());
+      Bytes penalty = 0;
       for (StorageId q : extended) penalty += m.storages[U(q)].size;
       const Bytes net = st.size - penalty;
       if (net <= 0) continue;
       Candidate c;
       c.score = static_cast<double>(net) * static_cast<double>(next - prev) / std::max(cost, 1e-9);
       c.at = next;
-      for (auto [p, origin] : producers) c.ops.push_back(origin);
+      for (Step p : steps) c.ops.push_back(e.rewritten.origin[U(order[U(p)])]);
       candidates.push_back(std::move(c));
     }
     std::sort(candidates.begin(), candidates.end(),

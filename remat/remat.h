@@ -98,6 +98,9 @@ struct RematParams {
   // Greedy: gives up after this many recomputations in a row that left the lowest peak so far
   // unchanged (a plateau of equal peaks takes one per step).
   int greedy_stall_steps = 200;
+  // Greedy: the most ops one eviction may recompute, the evicted storage's producers and, for
+  // inputs freed before the peak, their producers in turn (a chain).
+  int greedy_max_chain = 16;
   // Checkpoint: segment counts tried, from 1 up to this multiple of sqrt(forward ops).
   double checkpoint_max_segments_factor = 2.0;
   // Exact method: graphs with more ops than this fall back to the greedy's answer.
