@@ -67,7 +67,7 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
       return Name(graph, c) + " recomputes " + Name(graph, o) + " but has another name";
     if (!IsRecomputable(graph, o, deterministic_parts))
       return Name(graph, c) + " recomputes " + Name(graph, o) +
-             ", which is not recomputable (an optimizer op or an in-place write)";
+             ", which is not recomputable (an optimizer op or a write of persistent state)";
     auto mine = Valued(graph, copy.outputs), theirs = Valued(graph, op.outputs);
     if (mine.size() != theirs.size())
       return Name(graph, c) + " has " + std::to_string(mine.size()) + " outputs, " +
@@ -80,6 +80,17 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
                ", which it recomputes";
       if (a.output) return TensorName(graph, mine[i]) + " is a recomputed graph output";
       value[U(mine[i])] = theirs[i];
+    }
+    // A recomputed in-place write must write a storage that a copy made.
+    for (TensorId out : mine) {
+      const Tensor& t = graph.tensors[U(out)];
+      if (t.alias_of == kNoTensor) continue;
+      const OpId root_producer = graph.tensors[U(RootOf(graph, out))].producer;
+      std::string_view base = copy.name;
+      if (auto dot = base.rfind('.'); dot != std::string_view::npos) base = base.substr(dot + 1);
+      const bool in_place = base.size() > 1 && base.back() == '_' && base.front() != '_';
+      if (in_place && (root_producer == kNoOp || graph.recomputes(root_producer) == kNoOp))
+        return Name(graph, c) + " writes in place a storage that is not a recomputed one";
     }
   }
   auto values_read = [&](const Op& op) {

@@ -115,8 +115,16 @@ struct Walker {
                  " after an in-place write overwrote its storage";
         in.push_back(x);
       }
+      const bool in_place = IsInPlaceWrite(g, o);
       for (TensorId t : op.outputs) {
         TensorId base = g.tensors[U(t)].alias_of;
+        // A recomputed in-place write must write a recomputed storage: applied to the
+        // original's, it would apply the write twice.
+        if (copy && in_place && base != kNoTensor && latest[U(base)] != kNoTensor &&
+            root[U(latest[U(base)])] < g.num_tensors())
+          return OpName(g, o) + " at position " + std::to_string(pos) +
+                 " would write in place again a storage it already wrote; recompute the "
+                 "storage first";
         if (base != kNoTensor && latest[U(base)] == kNoTensor)
           return OpName(g, o) + " at position " + std::to_string(pos) + " makes a view of tensor " +
                  std::to_string(g.tensors[U(base)].ext_id) + " before it is computed";
@@ -137,7 +145,6 @@ struct Walker {
       }
       reads[U(inst)] = in;
       seen[U(o)] = 1;
-      const bool in_place = IsInPlaceWrite(g, o);
       for (TensorId t : op.outputs) {
         const Tensor& orig = g.tensors[U(t)];
         TensorId made = t;
@@ -217,7 +224,15 @@ bool IsRandom(std::string_view name) {
 bool IsRecomputable(const Graph& graph, OpId op, const RecomputeRule& rule) {
   const Op& o = graph.ops[U(op)];
   if (o.phase == Phase::kOptimizer || graph.recomputes(op) != kNoOp) return false;
-  if (IsInPlaceName(o.name)) return false;
+  // An in-place write is recomputed only as part of recomputing the storage it writes (a
+  // schedule rule, CheckSchedule); it never writes persistent state again.
+  if (IsInPlaceName(o.name))
+    for (TensorId t : o.outputs) {
+      const Tensor& tensor = graph.tensors[U(t)];
+      if (tensor.alias_of != kNoTensor &&
+          graph.tensors[U(RootOf(graph, tensor.alias_of))].producer == kNoOp)
+        return false;
+    }
   if (!rule.rng_state_kept && IsRandom(o.name)) return false;
   // Outputs aliasing a graph input are views of it (in-place writes were excluded by name),
   // so they write no persistent state.

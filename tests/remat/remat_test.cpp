@@ -135,7 +135,7 @@ TEST(Recomputable, ForwardOpsAreButInPlaceOptimizerAndRandomOpsAreNot) {
                 "/tests/data/tiny.graph.json");
   // ops: 10 aten.mm, 11 aten.relu_, 12 aten.sum, 13 aten.mm_backward, 14 aten.add_ (optimizer)
   EXPECT_TRUE(IsRecomputable(g, 0));
-  EXPECT_FALSE(IsRecomputable(g, 1));  // in place
+  EXPECT_TRUE(IsRecomputable(g, 1));  // in place, on an activation: with its storage only
   EXPECT_TRUE(IsRecomputable(g, 2));
   EXPECT_FALSE(IsRecomputable(g, 4));  // optimizer, in place on a weight
 }
@@ -176,8 +176,18 @@ TEST(Schedule, RejectsMissingOpsEarlyReadsAndRepeatsOfUnrecomputableOps) {
   Graph tiny =
       LoadGraph(std::string(std::getenv("ROAM_SOURCE_DIR") ? std::getenv("ROAM_SOURCE_DIR") : ".") +
                 "/tests/data/tiny.graph.json");
+  // relu_ again on the storage it already wrote would apply it twice (it reads the value it
+  // overwrote)...
   Schedule twice_in_place = {0, 1, 1, 2, 3, 4};
-  EXPECT_NE(CheckSchedule(tiny, twice_in_place).find("not recomputable"), std::string::npos);
+  EXPECT_NE(CheckSchedule(tiny, twice_in_place).find("in-place write"), std::string::npos);
+  // ...but recomputing the storage (mm) and then relu_ on the fresh copy is faithful.
+  Schedule storage_again = {0, 1, 2, 0, 1, 3, 4};
+  EXPECT_EQ(CheckSchedule(tiny, storage_again), "");
+  Rewritten r = Rewrite(tiny, storage_again);
+  EXPECT_EQ(CheckFaithful(r.graph, &tiny), "");
+  // The optimizer's in-place update of a weight is never recomputed.
+  Schedule update_twice = {0, 1, 2, 3, 4, 4};
+  EXPECT_NE(CheckSchedule(tiny, update_twice).find("not recomputable"), std::string::npos);
 }
 
 TEST(Schedule, RejectsReadingAValueOverwrittenInPlace) {
