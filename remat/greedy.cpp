@@ -13,6 +13,37 @@ struct Candidate {
   Step at = 0;            // insert the copies before this step
   std::vector<OpId> ops;  // original ops to recompute, in order
 };
+// Evictions made early for one peak may be unnecessary once later ones reshaped the profile:
+// drop recomputations, most expensive first, while the schedule stays within the budget.
+void Prune(const Graph& graph, Bytes budget, const RematParams& params, MethodResult& result) {
+  std::vector<std::pair<double, size_t>> repeats;  // (cost, position)
+  std::vector<char> seen(U(graph.num_ops()), 0);
+  for (size_t i = 0; i < result.schedule.size(); ++i) {
+    const OpId op = result.schedule[i];
+    if (seen[U(op)]) repeats.emplace_back(OpCost(graph, op), i);
+    seen[U(op)] = 1;
+  }
+  std::stable_sort(repeats.begin(), repeats.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (static_cast<int>(repeats.size()) > params.greedy_prune_attempts)
+    repeats.resize(static_cast<size_t>(params.greedy_prune_attempts));
+  std::vector<size_t> removed;  // positions already dropped, to shift the later ones
+  for (const auto& [cost, position] : repeats) {
+    if (cost <= 0) break;
+    size_t shift = 0;
+    for (size_t r : removed) shift += r < position ? 1 : 0;
+    Schedule trial = result.schedule;
+    trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(position - shift));
+    if (!CheckSchedule(graph, trial, params.rule).empty()) continue;
+    Evaluated e = Evaluate(graph, trial, params);
+    if (e.peak > budget) continue;
+    result.schedule = std::move(trial);
+    result.peak = e.peak;
+    result.recompute_cost = e.recompute_cost;
+    removed.push_back(position);
+  }
+}
+
 }  // namespace
 
 double RecomputeCost(const Graph& graph, std::span<const OpId> schedule) {
@@ -58,6 +89,7 @@ MethodResult Greedy(const Graph& graph, Schedule schedule, Bytes budget,
     }
     if (e.peak <= budget) {
       best.status = "feasible";
+      Prune(graph, budget, params, best);
       return best;
     }
     if (iteration >= params.greedy_max_steps || stalled > params.greedy_stall_steps) return best;

@@ -101,6 +101,9 @@ struct RematParams {
   // Greedy: the most ops one eviction may recompute, the evicted storage's producers and, for
   // inputs freed before the peak, their producers in turn (a chain).
   int greedy_max_chain = 16;
+  // Greedy: once within the budget, tries dropping this many recomputations, most expensive
+  // first, keeping each drop that stays within the budget.
+  int greedy_prune_attempts = 200;
   // Checkpoint: segment counts tried, from 1 up to this multiple of sqrt(forward ops).
   double checkpoint_max_segments_factor = 2.0;
   // Exact method: graphs with more ops than this fall back to the greedy's answer.
