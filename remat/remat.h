@@ -36,9 +36,10 @@ struct RecomputeRule {
 };
 
 // Whether op may be computed again: it is not an optimizer op, not an in-place write (an
-// aten name ending in '_', which PyTorch reserves for them) of any storage, does not write
-// persistent state (its outputs do not alias a graph input), and either draws no random
-// numbers or rule.rng_state_kept. Its outputs are deterministic functions of its inputs.
+// aten name ending in '_', which PyTorch reserves for them) into the storage of a graph input,
+// has outputs, and either draws no random numbers or rule.rng_state_kept. An in-place write
+// to an activation is recomputable, but CheckSchedule only accepts its copy where the storage
+// it writes was recomputed first (so the copy writes the fresh copy, never the original).
 bool IsRecomputable(const Graph& graph, OpId op, const RecomputeRule& rule = {});
 // The op draws random numbers (by its aten name).
 bool IsRandom(std::string_view name);
@@ -53,8 +54,9 @@ using Schedule = std::vector<OpId>;  // ops of the original graph, see above
 
 // Empty when the schedule is valid for graph: every op appears at least once, repeats are
 // recomputable (rule), every input of every computation is produced earlier (or is a graph
-// input), and no computation reads a value whose storage an in-place op has since
-// overwritten. Otherwise names the first problem.
+// input), no computation reads a value whose storage an in-place op has since overwritten,
+// and a repeated in-place write writes a recomputed storage. Otherwise names the first
+// problem.
 std::string CheckSchedule(const Graph& graph, std::span<const OpId> schedule,
                           const RecomputeRule& rule = {});
 
