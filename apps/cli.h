@@ -24,6 +24,8 @@ void AddExportGraphCommand(CLI::App& app, Action& action);
 void AddPartitionCommand(CLI::App& app, Action& action);
 void AddLayoutCommand(CLI::App& app, Action& action);
 void AddOptimizeCommand(CLI::App& app, Action& action);
+void AddRematCommand(CLI::App& app, Action& action);
+void AddImportNodeLinkCommand(CLI::App& app, Action& action);
 
 // Options shared by every command that reads a graph: the input may be a roam-graph-v1 JSON
 // file or a YAML model config, with --set overrides for configs.

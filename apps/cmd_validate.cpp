@@ -3,20 +3,41 @@
 
 #include "apps/cli.h"
 #include "core/io.h"
+#include "remat/remat.h"
 
 namespace roam::cli {
 
 void AddValidateCommand(CLI::App& app, Action& action) {
   auto graph_path = std::make_shared<std::string>();
   auto plan_path = std::make_shared<std::string>();
+  auto original_path = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "validate", "Check that PLAN is a valid memory plan for GRAPH (exit 0 valid, 1 invalid)");
   cmd->add_option("graph", *graph_path, "The roam-graph-v1 file")->required();
   cmd->add_option("plan", *plan_path, "The roam-plan-v1 file")->required();
+  cmd->add_option("--original", *original_path,
+                  "GRAPH is a remat rewrite of this graph: check that it is a faithful one");
   cmd->callback([=, &action] {
     action = [=] {
       Graph graph = LoadGraph(*graph_path);
       Plan plan = LoadPlan(*plan_path, graph);
+      // A graph with recomputed ops (or one said to rewrite another) must compute the same
+      // values as its original (docs/remat.md).
+      bool has_copies = false;
+      for (OpId op = 0; op < graph.num_ops(); ++op)
+        has_copies = has_copies || graph.recomputes(op) != kNoOp;
+      if (has_copies || !original_path->empty()) {
+        Graph original;
+        if (!original_path->empty()) original = LoadGraph(*original_path);
+        std::string problem =
+            remat::CheckFaithful(graph, original_path->empty() ? nullptr : &original);
+        if (!problem.empty()) {
+          std::cout << *graph_path << ": not a faithful remat"
+                    << (original_path->empty() ? "" : " of " + *original_path) << ": " << problem
+                    << "\n";
+          return static_cast<int>(kFailure);
+        }
+      }
       if (std::string problem = ValidatePlan(graph, plan); !problem.empty()) {
         std::cout << *plan_path << ": invalid: " << problem << "\n";
         return static_cast<int>(kFailure);

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   AddPartitionCommand(app, action);
   AddLayoutCommand(app, action);
   AddOptimizeCommand(app, action);
+  AddRematCommand(app, action);
+  AddImportNodeLinkCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -171,6 +171,8 @@ std::string CheckTopological(const Graph& graph, const Dependencies& deps,
 }
 
 void Finalize(Graph& graph, std::string_view source) {
+  if (!graph.op_costs.empty()) graph.op_costs.resize(U(graph.num_ops()));
+  if (!graph.op_recomputes.empty()) graph.op_recomputes.resize(U(graph.num_ops()), kNoOp);
   for (Op& op : graph.ops) {
     op.inputs.clear();
     op.outputs.clear();

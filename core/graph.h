@@ -4,6 +4,7 @@
 // ext_id so that outputs can speak the user's ids back.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,6 +31,12 @@ std::string_view ToString(TensorKind kind);
 bool ParsePhase(std::string_view text, Phase* phase);
 bool ParseTensorKind(std::string_view text, TensorKind* kind);
 
+// The unit of Op::cost is the FLOP-equivalent: a FLOP of a matrix product, or 1/kCostPerByte
+// of a byte moved by a memory-bound op. 100 FLOP per byte is a reference device's matmul rate
+// over its memory bandwidth (an A100: 156 TFLOP/s TF32 over 1.56 TB/s), so an op costs
+// max(FLOPs, kCostPerByte * bytes read and written), the roofline time on that device.
+inline constexpr double kCostPerByte = 100.0;
+
 struct Op {
   ExternalId ext_id = 0;
   std::string name;  // e.g. "aten.convolution"
@@ -53,6 +60,21 @@ struct Graph {
   std::vector<Op> ops;
   std::vector<Tensor> tensors;
   std::vector<OpId> program_order;  // always a full topological order after Finalize()
+  // Optional per-op data, kept beside Op so that Op stays a five-field aggregate. Each is
+  // empty (nothing given) or, after Finalize(), one entry per op.
+  // Estimated compute in FLOP-equivalents (see kCostPerByte); nullopt where not given, and
+  // then the remat stage uses its documented default (docs/formats.md, "Costs").
+  std::vector<std::optional<double>> op_costs;
+  // The op recomputes another op of the same graph (a remat copy, docs/remat.md): it reads
+  // the same values and produces the same values, output by output; kNoOp for originals.
+  std::vector<OpId> op_recomputes;
+
+  std::optional<double> cost(OpId op) const {
+    return op_costs.empty() ? std::nullopt : op_costs[static_cast<size_t>(op)];
+  }
+  OpId recomputes(OpId op) const {
+    return op_recomputes.empty() ? kNoOp : op_recomputes[static_cast<size_t>(op)];
+  }
 
   int num_ops() const { return static_cast<int>(ops.size()); }
   int num_tensors() const { return static_cast<int>(tensors.size()); }

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -212,9 +213,29 @@ Graph ParseGraph(std::string_view text, std::string_view source) {
     if (!ParsePhase(phase, &op.phase))
       named.FailField("phase",
                       "is \"" + phase + "\", expected forward, backward, optimizer or other");
+    if (const json* cost = named.Find("cost"); cost != nullptr && !cost->is_null()) {
+      if (!cost->is_number() || !std::isfinite(cost->get<double>()) || cost->get<double>() < 0)
+        named.FailField("cost", "must be a finite number >= 0, got " + Element::Show(*cost));
+      graph.op_costs.resize(ops.size());
+      graph.op_costs[graph.ops.size()] = cost->get<double>();
+    }
     if (!op_index.emplace(op.ext_id, static_cast<OpId>(graph.ops.size())).second)
       e.FailField("id", "duplicates op id " + std::to_string(op.ext_id));
     graph.ops.push_back(std::move(op));
+  }
+  // "recomputes" may name an op listed later, so it is resolved once every id is known.
+  for (size_t i = 0; i < ops.size(); ++i) {
+    Element e(ops[i], src + ": ops[" + std::to_string(i) + "] (id " +
+                          std::to_string(graph.ops[i].ext_id) + ")");
+    std::int64_t original = 0;
+    if (!e.OptionalInteger("recomputes", &original)) continue;
+    auto it = op_index.find(original);
+    if (it == op_index.end())
+      e.FailField("recomputes",
+                  "refers to op " + std::to_string(original) + ", which does not exist");
+    if (it->second == static_cast<OpId>(i)) e.FailField("recomputes", "refers to the op itself");
+    graph.op_recomputes.resize(ops.size(), kNoOp);
+    graph.op_recomputes[i] = it->second;
   }
 
   graph.tensors.reserve(tensors.size());
@@ -344,6 +365,10 @@ std::string GraphToJson(const Graph& graph) {
     o["id"] = op.ext_id;
     o["name"] = op.name;
     if (op.phase != Phase::kUnknown) o["phase"] = ToString(op.phase);
+    const auto id = static_cast<OpId>(&op - graph.ops.data());
+    if (auto cost = graph.cost(id)) o["cost"] = *cost;
+    if (OpId original = graph.recomputes(id); original != kNoOp)
+      o["recomputes"] = graph.ops[U(original)].ext_id;
     ops.push_back(std::move(o));
   }
   doc["ops"] = std::move(ops);

@@ -1,5 +1,7 @@
 #include "gen/builder.h"
 
+#include "gen/cost.h"
+
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -179,6 +181,21 @@ OpId Tape::NewOp(std::string_view name) {
   return id;
 }
 
+void Tape::SetCost(OpId op, const std::vector<V>& inputs, const std::vector<V>& outputs) {
+  auto operands = [&](const std::vector<V>& vs) {
+    std::vector<CostOperand> result;
+    for (V v : vs) {
+      if (v == kNone)
+        result.push_back({});
+      else
+        result.push_back({&shape(v), graph_.tensors[U(v)].size});
+    }
+    return result;
+  };
+  graph_.op_costs.resize(graph_.ops.size());
+  graph_.op_costs[U(op)] = EstimateCost(graph_.ops[U(op)].name, operands(inputs), operands(outputs));
+}
+
 void Tape::Read(OpId op, V v) {
   if (v == kNone) return;
   const TensorMeta& m = meta(v);
@@ -220,6 +237,7 @@ std::vector<V> Tape::Emit(std::string_view name, const std::vector<V>& inputs,
   for (const Out& out : outputs)
     result.push_back(NewTensor(out.shape, ContiguousStrides(out.shape), out.dtype, DefaultKind(),
                                op, kNoTensor));
+  SetCost(op, inputs, result);
   return result;
 }
 
@@ -230,6 +248,8 @@ V Tape::Emit1(std::string_view name, const std::vector<V>& inputs, const Shape& 
 
 V Tape::EmitView(std::string_view name, V base, const Shape& shape, const Shape& strides) {
   const OpId op = NewOp(name);
+  graph_.op_costs.resize(graph_.ops.size());
+  graph_.op_costs[U(op)] = 0.0;  // a view moves no bytes
   Read(op, base);
   return NewTensor(shape, strides, dtype(base), graph_.tensors[U(base)].kind, op, base);
 }
@@ -237,6 +257,8 @@ V Tape::EmitView(std::string_view name, V base, const Shape& shape, const Shape&
 std::vector<V> Tape::EmitViews(std::string_view name, V base, const std::vector<Shape>& shapes,
                                const std::vector<Shape>& strides) {
   const OpId op = NewOp(name);
+  graph_.op_costs.resize(graph_.ops.size());
+  graph_.op_costs[U(op)] = 0.0;  // views move no bytes
   Read(op, base);
   std::vector<V> result;
   for (size_t i = 0; i < shapes.size(); ++i)
@@ -269,6 +291,9 @@ V Tape::EmitInPlace(std::string_view name, V target, const std::vector<V>& other
   readers_[U(root)].clear();
   const V out = NewTensor(shape(target), meta(target).strides, dtype(target),
                           graph_.tensors[U(target)].kind, op, target);
+  std::vector<V> read = {target};
+  read.insert(read.end(), others.begin(), others.end());
+  SetCost(op, read, {out});
   return out;
 }
 

@@ -153,6 +153,8 @@ class Tape {
   V NewTensor(const Shape& shape, const Shape& strides, DType dtype, TensorKind kind, OpId producer,
               TensorId alias_of);
   OpId NewOp(std::string_view name);
+  // Fills the op's cost from its operands in argument order (gen/cost.h).
+  void SetCost(OpId op, const std::vector<V>& inputs, const std::vector<V>& outputs);
   void Read(OpId op, V v);
   TensorKind DefaultKind() const;
   V Accumulate(V old_grad, V new_grad);

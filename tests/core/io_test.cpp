@@ -201,3 +201,40 @@ TEST(WriteFileAtomically, ReplacesTheFileAndLeavesNoTemporary) {
 
 }  // namespace
 }  // namespace roam
+
+namespace roam {
+namespace {
+
+TEST(GraphFormat, OpCostsAndRecomputesAreOptionalAndChecked) {
+  Graph g = ParseGraph(
+      R"({"format":"roam-graph-v1","ops":[{"id":1,"cost":2.5},{"id":2,"recomputes":1},{"id":3}],)"
+      R"("tensors":[]})",
+      "g.json");
+  EXPECT_EQ(g.cost(0), 2.5);
+  EXPECT_EQ(g.cost(1), std::nullopt);
+  EXPECT_EQ(g.recomputes(1), 0);
+  EXPECT_EQ(g.recomputes(2), kNoOp);
+  Graph none = ParseGraph(R"({"format":"roam-graph-v1","ops":[{"id":1}],"tensors":[]})", "g.json");
+  EXPECT_TRUE(none.op_costs.empty());
+  EXPECT_EQ(GraphToJson(none).find("cost"), std::string::npos);
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"format":"roam-graph-v1","ops":[{"id":1,"cost":-1}],"tensors":[]})", "\"cost\""},
+      {R"({"format":"roam-graph-v1","ops":[{"id":1,"cost":"fast"}],"tensors":[]})", "\"cost\""},
+      {R"({"format":"roam-graph-v1","ops":[{"id":1,"recomputes":7}],"tensors":[]})",
+       "\"recomputes\" refers to op 7"},
+      {R"({"format":"roam-graph-v1","ops":[{"id":1,"recomputes":1}],"tensors":[]})",
+       "the op itself"},
+  };
+  for (auto [text, mention] : bad) {
+    try {
+      ParseGraph(text, "bad.json");
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(mention), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("ops[0] (id 1)"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace roam

@@ -2,6 +2,8 @@
 // the memory semantics the planner relies on.
 #include "gen/generate.h"
 
+#include "gen/cost.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -283,6 +285,53 @@ TEST(GenerateRejects, MoreOpsThanTheLimitBeforeGeneratingThem) {
   const int two = GenerateGraph(small).num_ops();
   small.model.n_layer = 7;
   EXPECT_EQ(GenerateGraph(small).num_ops(), one + 6 * (two - one));
+}
+
+}  // namespace
+}  // namespace roam::gen
+
+namespace roam::gen {
+namespace {
+
+TEST(GeneratedCosts, EveryOpHasOneAndViewsAreFree) {
+  Graph g = GenerateGraph(ParseConfig(
+      "model: {family: gpt2, n_layer: 1, n_embd: 32, n_head: 2, seq_len: 8, n_positions: 8, "
+      "vocab: 50, batch: 1, device: cuda}\ntraining: {optimizer: sgd}\n",
+      "<test>"));
+  ASSERT_EQ(g.op_costs.size(), g.ops.size());
+  int views = 0;
+  for (OpId op = 0; op < g.num_ops(); ++op) {
+    const Op& o = g.ops[static_cast<size_t>(op)];
+    ASSERT_TRUE(g.cost(op).has_value()) << o.name;
+    bool view = !o.outputs.empty() && o.name.back() != '_';
+    for (TensorId t : o.outputs) {
+      const Tensor& tensor = g.tensors[static_cast<size_t>(t)];
+      // Size-0 ordering tensors a reader gets for a later in-place write are not outputs.
+      if (tensor.kind != TensorKind::kControl) view = view && tensor.alias_of != kNoTensor;
+    }
+    if (view) {
+      ++views;
+      EXPECT_EQ(*g.cost(op), 0.0) << o.name;
+    } else {
+      EXPECT_GT(*g.cost(op), 0.0) << o.name;
+    }
+  }
+  EXPECT_GT(views, 0);
+}
+
+TEST(GeneratedCosts, RooflineOfMatmulsConvolutionsAndMemoryBoundOps) {
+  const Shape a = {512, 1024}, b = {1024, 2048}, out = {512, 2048};
+  const CostOperand in[] = {{&a, 512 * 1024 * 4}, {&b, 1024 * 2048 * 4}};
+  const CostOperand res[] = {{&out, 512 * 2048 * 4}};
+  EXPECT_DOUBLE_EQ(EstimateCost("aten.mm", in, res), 2.0 * 512 * 1024 * 2048);
+  // The same bytes through a memory-bound op: 100 per byte.
+  EXPECT_DOUBLE_EQ(EstimateCost("aten.add", in, res),
+                   100.0 * 4 * (512 * 1024 + 1024 * 2048 + 512 * 2048));
+  const Shape x = {32, 64, 56, 56}, w = {64, 64, 3, 3}, y = {32, 64, 56, 56};
+  const CostOperand conv_in[] = {{&x, 0}, {&w, 0}, {}};
+  const CostOperand conv_out[] = {{&y, 0}};
+  EXPECT_DOUBLE_EQ(EstimateCost("aten.convolution", conv_in, conv_out),
+                   2.0 * 32 * 64 * 56 * 56 * 64 * 3 * 3);
 }
 
 }  // namespace

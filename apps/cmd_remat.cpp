@@ -1,0 +1,202 @@
+// roam remat: recompute activations so a training step fits a memory budget (docs/remat.md);
+// roam import-nodelink: read Checkmate's and MOCCASIN's graph files.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "apps/cli.h"
+#include "core/error.h"
+#include "core/io.h"
+#include "remat/remat.h"
+
+namespace roam::cli {
+namespace {
+
+struct RematOptions {
+  InputOptions input;
+  PlanOutputOptions output;
+  Bytes budget = 0;
+  double budget_ratio = 0;
+  bool sweep = false;
+  double sweep_step = 0.05;
+  double time_limit = 60;
+  std::string method = "best";
+  std::string graph_out;
+  bool rng_state_kept = false;
+  Bytes alignment = kDefaultAlignment;
+  const CLI::Option* alignment_flag = nullptr;
+  const CLI::Option* budget_flag = nullptr;
+  const CLI::Option* ratio_flag = nullptr;
+};
+
+std::string Percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f%%", 100.0 * fraction);
+  return text;
+}
+
+// The recomputed ops, most recomputations first: "name (op id) xN".
+struct Recomputed {
+  ExternalId op;
+  std::string name;
+  int count;
+};
+std::vector<Recomputed> ListRecomputed(const Graph& graph, const remat::RematResult& r) {
+  std::vector<Recomputed> list;
+  for (OpId op = 0; op < graph.num_ops(); ++op)
+    if (int c = r.rewritten.recompute_count[static_cast<size_t>(op)]; c > 0)
+      list.push_back(
+          {graph.ops[static_cast<size_t>(op)].ext_id, graph.ops[static_cast<size_t>(op)].name, c});
+  std::stable_sort(list.begin(), list.end(),
+                   [](const Recomputed& a, const Recomputed& b) { return a.count > b.count; });
+  return list;
+}
+
+int RunSweep(const RematOptions& options, const Graph& graph, const remat::RematParams& params) {
+  std::vector<double> ratios;
+  for (double r = 1.0; r > 1e-9; r -= options.sweep_step) ratios.push_back(r);
+  auto points = remat::Sweep(graph, ratios, params);
+  if (options.output.json) {
+    nlohmann::ordered_json doc = nlohmann::ordered_json::array();
+    for (const auto& p : points)
+      doc.push_back({{"ratio", p.ratio},
+                     {"budget", p.budget},
+                     {"peak", p.peak},
+                     {"compute_overhead", p.compute_overhead},
+                     {"feasible", p.feasible},
+                     {"method", p.method},
+                     {"seconds", p.seconds}});
+    std::cout << doc.dump() << "\n";
+    return kOk;
+  }
+  std::printf("%-7s %-14s %-14s %-10s %-11s %s\n", "ratio", "budget", "peak", "overhead", "method",
+              "seconds");
+  for (const auto& p : points)
+    std::printf("%-7.2f %-14lld %-14lld %-10s %-11s %.2f%s\n", p.ratio,
+                static_cast<long long>(p.budget), static_cast<long long>(p.peak),
+                Percent(p.compute_overhead).c_str(), p.method.c_str(), p.seconds,
+                p.feasible ? "" : "  (infeasible: smallest peak found)");
+  return kOk;
+}
+
+int RunRemat(const RematOptions& options) {
+  Input input = LoadInput(options.input);
+  const Graph& graph = input.graph;
+  remat::RematParams params;
+  params.method = options.method;
+  params.alignment = FlagOr(options.alignment_flag, options.alignment, input.planner.alignment);
+  // 0 means no limit; 1e8 s is "never" without overflowing a deadline.
+  params.time_limit_s = options.time_limit > 0 ? options.time_limit : 1e8;
+  params.rule.rng_state_kept = options.rng_state_kept;
+  if (options.sweep) return RunSweep(options, graph, params);
+
+  const bool by_ratio = options.ratio_flag != nullptr && options.ratio_flag->count() > 0;
+  const bool by_bytes = options.budget_flag != nullptr && options.budget_flag->count() > 0;
+  if (by_ratio == by_bytes)
+    throw InputError("remat: give exactly one of --budget, --budget-ratio or --sweep");
+  Bytes budget = options.budget;
+  if (by_ratio)
+    budget = static_cast<Bytes>(static_cast<double>(remat::NoRematPeak(graph, params)) *
+                                options.budget_ratio);
+  remat::RematResult r = remat::PlanRemat(graph, budget, params);
+  const Graph& rewritten = r.rewritten.graph;
+  auto recomputed = ListRecomputed(graph, r);
+  int computations = 0;
+  for (const auto& x : recomputed) computations += x.count;
+
+  std::ostringstream text;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < recomputed.size(); ++i) {
+    list.push_back(
+        {{"op", recomputed[i].op}, {"name", recomputed[i].name}, {"count", recomputed[i].count}});
+    if (i < 8)
+      text << (i ? ", " : "") << recomputed[i].name << " (op " << recomputed[i].op << ") x"
+           << recomputed[i].count;
+  }
+  if (recomputed.size() > 8) text << ", ...";
+  std::vector<SummaryExtra> extra = {
+      {"budget", FormatBytes(r.budget), std::to_string(r.budget)},
+      {"peak", FormatBytes(r.plan.summary.actual_peak), std::to_string(r.plan.summary.actual_peak)},
+      {"no-remat peak", FormatBytes(r.no_remat_peak), std::to_string(r.no_remat_peak)},
+      {"compute_overhead", Percent(r.compute_overhead), nlohmann::json(r.compute_overhead).dump()},
+      {"recomputed",
+       std::to_string(recomputed.size()) + " ops, " + std::to_string(computations) +
+           " recomputations" + (recomputed.empty() ? "" : ": " + text.str()),
+       list.dump()},
+      {"method", r.method, nlohmann::json(r.method).dump()},
+      {"status", r.status, nlohmann::json(r.status).dump()},
+      {"lower_bound", Percent(r.lower_bound) + " overhead", nlohmann::json(r.lower_bound).dump()}};
+  for (auto& e : extra)
+    if (e.key == "no-remat peak") e.key = "no_remat_peak";
+  PlanOutputOptions output = options.output;
+  if (!r.feasible) output.plan_path.clear();  // never write a plan over budget
+  int code = EmitPlan(rewritten, r.plan, output, extra);
+  if (code != kOk) return code;
+  if (!r.feasible) {
+    std::cerr << "roam: remat: the budget " << r.budget
+              << " B is out of reach: the smallest peak found is " << r.plan.summary.actual_peak
+              << " B; nothing written\n";
+    return kFailure;
+  }
+  if (!options.graph_out.empty()) WriteFileAtomically(options.graph_out, GraphToJson(rewritten));
+  return kOk;
+}
+
+}  // namespace
+
+void AddRematCommand(CLI::App& app, Action& action) {
+  auto options = std::make_shared<RematOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "remat", "Recompute activations so the arena fits a budget at the least added compute");
+  AddInputOptions(*cmd, options->input);
+  options->budget_flag = cmd->add_option("--budget", options->budget, "Arena budget in bytes")
+                             ->check(CLI::NonNegativeNumber);
+  options->ratio_flag = cmd->add_option("--budget-ratio", options->budget_ratio,
+                                        "Budget as a fraction of the no-remat peak, e.g. 0.5")
+                            ->check(CLI::Range(0.0, 1e6));
+  cmd->add_flag("--sweep", options->sweep,
+                "Print the memory/compute trade-off from 100% of the no-remat peak down");
+  cmd->add_option("--sweep-step", options->sweep_step, "Ratio step of --sweep")
+      ->check(CLI::Range(0.001, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--time-limit", options->time_limit, "Seconds for the exact method; 0 = none")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  std::vector<std::string> methods(remat::MethodNames().begin(), remat::MethodNames().end());
+  cmd->add_option("--method", options->method, "Remat method")
+      ->check(CLI::IsMember(methods))
+      ->capture_default_str();
+  cmd->add_flag("--rng-state-kept", options->rng_state_kept,
+                "Allow recomputing random ops (dropout): the runtime restores their RNG state");
+  cmd->add_option("--graph-out", options->graph_out,
+                  "Write the rewritten graph (roam-graph-v1, copies marked) here")
+      ->check(WritableOutputPath());
+  options->alignment_flag = AddAlignmentOption(*cmd, options->alignment);
+  AddPlanOutputOptions(*cmd, options->output);
+  cmd->callback([options, &action] { action = [options] { return RunRemat(*options); }; });
+}
+
+void AddImportNodeLinkCommand(CLI::App& app, Action& action) {
+  auto input = std::make_shared<std::string>();
+  auto output = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "import-nodelink",
+      "Convert a networkx node-link graph (Checkmate, MOCCASIN) to roam-graph-v1");
+  cmd->add_option("file", *input, "node-link JSON file")->required();
+  cmd->add_option("-o,--output", *output, "Write the graph (roam-graph-v1 JSON) here")
+      ->required()
+      ->check(WritableOutputPath());
+  cmd->callback([=, &action] {
+    action = [=] {
+      Graph graph = remat::ParseNodeLink(ReadFile(*input), *input);
+      WriteFileAtomically(*output, GraphToJson(graph));
+      std::cout << "wrote " << *output << ": " << graph.num_ops() << " ops, " << graph.num_tensors()
+                << " tensors\n";
+      return static_cast<int>(kOk);
+    };
+  });
+}
+
+}  // namespace roam::cli

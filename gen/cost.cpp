@@ -1,0 +1,54 @@
+#include "gen/cost.h"
+
+#include <algorithm>
+
+namespace roam::gen {
+namespace {
+
+double Product(const Shape& shape, size_t from) {
+  double p = 1.0;
+  for (size_t i = from; i < shape.size(); ++i) p *= static_cast<double>(shape[i]);
+  return p;
+}
+
+// FLOPs of the compute-bound ops; 0 for the memory-bound rest. The contracted dimension is
+// read from the operand in the position the aten signature puts it.
+double Flops(std::string_view name, std::span<const CostOperand> in,
+             std::span<const CostOperand> out) {
+  auto shape = [&](size_t i) -> const Shape* {
+    return i < in.size() && in[i].shape != nullptr ? in[i].shape : nullptr;
+  };
+  if (out.empty() || out[0].shape == nullptr) return 0.0;
+  const double out_elems = Product(*out[0].shape, 0);
+  if (name == "aten.mm" || name == "aten.bmm") {
+    const Shape* a = shape(0);
+    return a != nullptr && !a->empty() ? 2.0 * out_elems * static_cast<double>(a->back()) : 0.0;
+  }
+  if (name == "aten.addmm" || name == "aten.baddbmm") {
+    const Shape* a = shape(1);
+    return a != nullptr && !a->empty() ? 2.0 * out_elems * static_cast<double>(a->back()) : 0.0;
+  }
+  if (name == "aten.convolution") {  // (input, weight, bias): weight is [Cout, Cin/g, kh, kw]
+    const Shape* w = shape(1);
+    return w != nullptr ? 2.0 * out_elems * Product(*w, 1) : 0.0;
+  }
+  if (name == "aten.convolution_backward") {
+    // (grad_out, input, weight): the input and weight gradients are one convolution each.
+    const Shape* g = shape(0);
+    const Shape* w = shape(2);
+    return g != nullptr && w != nullptr ? 4.0 * Product(*g, 0) * Product(*w, 1) : 0.0;
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+double EstimateCost(std::string_view name, std::span<const CostOperand> inputs,
+                    std::span<const CostOperand> outputs) {
+  double bytes = 0.0;
+  for (const CostOperand& o : inputs) bytes += static_cast<double>(o.bytes);
+  for (const CostOperand& o : outputs) bytes += static_cast<double>(o.bytes);
+  return std::max(Flops(name, inputs, outputs), kCostPerByte * bytes);
+}
+
+}  // namespace roam::gen

@@ -1,0 +1,120 @@
+// Rematerialization figures (perf/RESULTS.md, section "Rematerialization"): compute overhead,
+// peak reached and wall time of every remat method at budgets relative to the no-remat peak,
+// on generated training graphs and on MOCCASIN-style random layered graphs. Prints Markdown.
+//
+// Usage: roam_perf_remat [--rng-state-kept]
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gen/config.h"
+#include "gen/generate.h"
+#include "remat/remat.h"
+
+namespace roam {
+namespace {
+
+size_t U(int i) { return static_cast<size_t>(i); }
+
+// MOCCASIN's random layered graphs (its section 5.1): `layers` layers of `width` nodes; every
+// node reads 1 to 3 nodes of the previous layers (mostly the one before), output sizes and
+// durations uniform in [1, 100]. A forward/backward structure is not implied.
+Graph RandomLayered(int nodes, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  Graph g;
+  g.name = "random-layered-" + std::to_string(nodes);
+  const int width = 5;
+  g.op_costs.resize(U(nodes));
+  for (int v = 0; v < nodes; ++v) {
+    g.ops.push_back(Op{v, "node", Phase::kUnknown, {}, {}});
+    g.op_costs[U(v)] = uni(1, 100);
+    Tensor t;
+    t.ext_id = v;
+    t.size = uni(1, 100);
+    t.producer = v;
+    g.tensors.push_back(t);
+    if (v == 0) continue;
+    const int layer = v / width;
+    const int inputs = uni(1, 3);
+    for (int i = 0; i < inputs; ++i) {
+      int lo = std::max(0, (layer - (i == 0 ? 1 : 4)) * width), hi = std::max(0, layer * width - 1);
+      if (layer == 0) hi = v - 1;
+      const int u = uni(lo, std::min(hi, v - 1));
+      auto& c = g.tensors[U(u)].consumers;
+      if (std::find(c.begin(), c.end(), v) == c.end()) c.push_back(v);
+    }
+  }
+  Finalize(g, g.name);
+  return g;
+}
+
+Graph FromConfig(const std::string& name, const std::vector<std::string>& overrides = {}) {
+  return gen::GenerateGraph(gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name, overrides));
+}
+
+void Row(const Graph& graph, double ratio, const std::string& method, bool rng_kept,
+         Bytes alignment) {
+  remat::RematParams params;
+  params.method = method;
+  params.alignment = alignment;
+  params.rule.rng_state_kept = rng_kept;
+  const Bytes reference = remat::NoRematPeak(graph, params);
+  const auto budget = static_cast<Bytes>(static_cast<double>(reference) * ratio);
+  remat::RematResult r = remat::PlanRemat(graph, budget, params);
+  std::printf(
+      "| %s | %d | %.0f%% | %s | %s | %.1f%% | %.2f%% | %.2f |\n", graph.name.c_str(),
+      graph.num_ops(), 100 * ratio, method.c_str(), r.feasible ? "yes" : "no",
+      100.0 * static_cast<double>(r.plan.summary.actual_peak) / static_cast<double>(reference),
+      100 * r.compute_overhead, r.seconds);
+  std::fflush(stdout);
+}
+
+void Curve(const Graph& graph, bool rng_kept, Bytes alignment) {
+  remat::RematParams params;
+  params.method = "greedy";
+  params.alignment = alignment;
+  params.rule.rng_state_kept = rng_kept;
+  std::vector<double> ratios;
+  for (int i = 20; i >= 1; --i) ratios.push_back(i / 20.0);
+  const auto start = std::chrono::steady_clock::now();
+  auto points = remat::Sweep(graph, ratios, params);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf(
+      "\nSweep of %s (%d ops), greedy: %zu points in %.1f s\n\n| ratio | peak / no-remat | overhead | "
+      "method |\n|---|---|---|---|\n",
+      graph.name.c_str(), graph.num_ops(), points.size(), seconds);
+  const Bytes reference = remat::NoRematPeak(graph, params);
+  for (const auto& p : points)
+    std::printf("| %.2f | %.1f%%%s | %.2f%% | %s |\n", p.ratio,
+                100.0 * static_cast<double>(p.peak) / static_cast<double>(reference),
+                p.feasible ? "" : " (out of reach)", 100 * p.compute_overhead, p.method.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+}  // namespace roam
+
+int main(int argc, char** argv) {
+  using namespace roam;
+  const bool rng_kept = argc > 1 && std::string(argv[1]) == "--rng-state-kept";
+  std::printf(
+      "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds |\n"
+      "|---|---|---|---|---|---|---|---|\n");
+  for (int n : {100, 250, 500, 1000}) {
+    Graph g = RandomLayered(n, static_cast<unsigned>(n));
+    for (double ratio : {0.9, 0.8})
+      for (const char* m : {"greedy", "checkpoint", "best"}) Row(g, ratio, m, rng_kept, 1);
+  }
+  Graph resnet = FromConfig("resnet50.yaml", {"model.batch=32"});
+  for (double ratio : {0.9, 0.8, 1.0 / 3})
+    for (const char* m : {"greedy", "checkpoint", "best"}) Row(resnet, ratio, m, rng_kept, 512);
+  Graph gpt = FromConfig("gpt2-xl.yaml");
+  for (double ratio : {0.9, 0.8, 0.5})
+    for (const char* m : {"greedy", "checkpoint", "best"}) Row(gpt, ratio, m, rng_kept, 512);
+  Curve(gpt, rng_kept, 512);
+  return 0;
+}

@@ -1,0 +1,47 @@
+// Shared between the remat methods and the driver; not part of the stage's interface.
+#pragma once
+
+#include <vector>
+
+#include "core/memory_model.h"
+#include "remat/remat.h"
+
+namespace roam::remat::detail {
+
+// A schedule's rewritten graph with its memory model and lifetimes under the schedule.
+struct Evaluated {
+  Rewritten rewritten;
+  MemoryModel model;
+  std::vector<Lifetime> lifetimes;
+  std::vector<Bytes> profile;
+  Bytes peak = 0;
+  Step peak_step = 0;  // the first step at the peak
+  double recompute_cost = 0;
+};
+Evaluated Evaluate(const Graph& graph, std::span<const OpId> schedule, const RematParams& params);
+
+// Recomputed cost of a schedule: the costs of every repeat.
+double RecomputeCost(const Graph& graph, std::span<const OpId> schedule);
+
+struct MethodResult {
+  std::string method;  // which method found it
+  Schedule schedule;
+  Bytes peak = 0;
+  double recompute_cost = 0;
+  std::string status;      // "feasible", "optimal", "time-limit", "infeasible"
+  double lower_bound = 0;  // on the recompute cost, when proven (else 0)
+};
+
+// Evicts, at the current peak step, the live storage with the best net bytes freed times
+// steps freed per unit of recompute cost, recomputing it just before its next use, until the
+// peak is at most budget or nothing can be evicted. Keeps the lowest-peak schedule seen.
+MethodResult Greedy(const Graph& graph, Schedule start, Bytes budget, const RematParams& params);
+
+// Chen et al.: the forward split into k segments; the activations inside a segment that the
+// backward reads are recomputed, segment by segment, right before the backward first needs
+// one. Tries k = 1 .. factor * sqrt(forward ops) and keeps the cheapest schedule within
+// budget (else the lowest peak).
+MethodResult Checkpoint(const Graph& graph, const Schedule& start, Bytes budget,
+                        const RematParams& params);
+
+}  // namespace roam::remat::detail

@@ -1,0 +1,123 @@
+// `roam remat`, `roam import-nodelink` and `roam validate` of rewritten graphs, end to end.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include "core/io.h"
+#include "tests/support/run_command.h"
+#include "tests/support/training_graph.h"
+
+namespace roam {
+namespace {
+
+using testing::RunRoam;
+
+class RematCli : public testing::TempDirTest {
+ protected:
+  std::string TrainingGraph(int layers, unsigned seed) {
+    std::mt19937_64 rng(seed);
+    Graph graph = testing::TrainingLikeGraph(rng, {.layers = layers});
+    std::string path = Path("graph.json");
+    WriteFileAtomically(path, GraphToJson(graph));
+    return path;
+  }
+};
+
+TEST_F(RematCli, JsonReportsTheBudgetPeakOverheadStatusAndWritesAValidFaithfulPlan) {
+  const std::string graph = TrainingGraph(6, 3);
+  auto r = RunRoam({"remat", graph, "--budget-ratio", "0.8", "--alignment", "1", "--json", "-o",
+                    Path("plan.json"), "--graph-out", Path("rw.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto doc = nlohmann::json::parse(r.out);
+  for (const char* key : {"budget", "peak", "compute_overhead", "status", "seconds"})
+    EXPECT_TRUE(doc.contains(key)) << key;
+  EXPECT_LE(doc["peak"].get<Bytes>(), doc["budget"].get<Bytes>());
+  EXPECT_GE(doc["compute_overhead"].get<double>(), 0.0);
+  auto v = RunRoam({"validate", Path("rw.json"), Path("plan.json"), "--original", graph});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+TEST_F(RematCli, ATamperedRewriteFailsValidation) {
+  const std::string graph = TrainingGraph(6, 4);
+  auto r = RunRoam({"remat", graph, "--budget-ratio", "0.9", "--alignment", "1", "-o",
+                    Path("plan.json"), "--graph-out", Path("rw.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto doc = nlohmann::ordered_json::parse(ReadFile(Path("rw.json")));
+  // Point the first copy at an op with another name.
+  bool changed = false;
+  for (auto& op : doc["ops"]) {
+    if (!op.contains("recomputes")) continue;
+    for (const auto& other : doc["ops"])
+      if (other["name"] != op["name"] && !other.contains("recomputes")) {
+        op["recomputes"] = other["id"];
+        changed = true;
+        break;
+      }
+    break;
+  }
+  ASSERT_TRUE(changed) << "the remat recomputed nothing";
+  WriteFileAtomically(Path("bad.json"), doc.dump());
+  auto v = RunRoam({"validate", Path("bad.json"), Path("plan.json")});
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_NE(v.out.find("not a faithful remat"), std::string::npos) << v.out;
+}
+
+TEST_F(RematCli, AnInfeasibleBudgetSaysSoWritesNothingAndExitsOne) {
+  const std::string graph = TrainingGraph(3, 5);
+  auto r = RunRoam({"remat", graph, "--budget", "1", "--alignment", "1", "-o", Path("plan.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("out of reach"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("smallest peak found"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(Path("plan.json")));
+}
+
+TEST_F(RematCli, SweepPrintsTheTradeOffDownToTheSmallestFeasibleBudget) {
+  const std::string graph = TrainingGraph(5, 6);
+  auto r =
+      RunRoam({"remat", graph, "--sweep", "--sweep-step", "0.1", "--alignment", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  ASSERT_GE(doc.size(), 2u);
+  EXPECT_DOUBLE_EQ(doc[0]["ratio"].get<double>(), 1.0);
+  // At 100% the theoretical peak fits; what the layout adds over it may cost a little compute.
+  EXPECT_TRUE(doc[0]["feasible"].get<bool>());
+  EXPECT_LE(doc[0]["peak"].get<Bytes>(), doc[0]["budget"].get<Bytes>());
+  for (size_t i = 1; i < doc.size(); ++i) EXPECT_GE(doc[i]["compute_overhead"].get<double>(), 0.0);
+  EXPECT_FALSE(doc.back()["feasible"].get<bool>());
+}
+
+TEST_F(RematCli, BudgetFlagsAreExclusiveAndBadFilesExitTwo) {
+  const std::string graph = TrainingGraph(3, 7);
+  EXPECT_EQ(RunRoam({"remat", graph}).exit_code, 2);
+  EXPECT_EQ(RunRoam({"remat", graph, "--budget", "10", "--budget-ratio", "0.5"}).exit_code, 2);
+  Write("bad.json", "{\"nodes\": [{\"id\": 0}], \"links\": []}");
+  auto r = RunRoam({"import-nodelink", Path("bad.json"), "-o", Path("out.json")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.json: nodes[0]: needs \"cost_ram\""), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(Path("out.json")));
+}
+
+TEST_F(RematCli, ImportedNodeLinkGraphsPlan) {
+  Write(
+      "g.json",
+      R"({"nodes": [{"id": 0, "out_cost": 10, "duration": 1}, {"id": 1, "out_cost": 10, "duration": 1},
+            {"id": 2, "out_cost": 10, "duration": 1}, {"id": 3, "out_cost": 10, "duration": 1},
+            {"id": 4, "out_cost": 10, "duration": 1}],
+            "links": [{"source": 0, "target": 1}, {"source": 1, "target": 2}, {"source": 2, "target": 3},
+                      {"source": 3, "target": 4}, {"source": 0, "target": 3}, {"source": 1, "target": 4}]})");
+  // Without remat node 3 runs with 0, 1, 2 and its output live (40); recomputing 1 after 3
+  // fits 30.
+  auto r = RunRoam({"import-nodelink", Path("g.json"), "-o", Path("g.graph.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto p = RunRoam({"remat", Path("g.graph.json"), "--budget", "30", "--alignment", "1", "--json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err << p.out;
+  auto doc = nlohmann::json::parse(p.out);
+  EXPECT_LE(doc["peak"].get<Bytes>(), 30);
+  EXPECT_DOUBLE_EQ(doc["compute_overhead"].get<double>(), 1.0 / 5);
+}
+
+}  // namespace
+}  // namespace roam

@@ -1,0 +1,334 @@
+// The remat model (recomputable ops, schedules, rewrite, faithfulness) and the methods against
+// brute force on tiny graphs.
+#include "remat/remat.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+#include "core/error.h"
+#include "core/io.h"
+#include "core/memory_model.h"
+#include "gen/config.h"
+#include "gen/generate.h"
+#include "tests/support/training_graph.h"
+
+namespace roam::remat {
+namespace {
+
+size_t U(int i) { return static_cast<size_t>(i); }
+
+// A training step of an MLP with `layers` layers: forward a_i = f(a_{i-1}, w_i), a loss, and a
+// backward that reads every saved activation in mirror order. Every op costs cost[i] (1 by
+// default); activations are 100 bytes, gradients 100, the loss 10.
+Graph Chain(int layers, std::vector<double> costs = {}) {
+  Graph g;
+  g.name = "chain";
+  auto op = [&](std::string name, Phase phase) {
+    g.ops.push_back(Op{static_cast<ExternalId>(g.ops.size()), std::move(name), phase, {}, {}});
+    return static_cast<OpId>(g.ops.size() - 1);
+  };
+  auto tensor = [&](Bytes size, OpId producer, TensorKind kind) {
+    Tensor t;
+    t.ext_id = static_cast<ExternalId>(g.tensors.size());
+    t.size = size;
+    t.producer = producer;
+    t.kind = kind;
+    g.tensors.push_back(t);
+    return static_cast<TensorId>(g.tensors.size() - 1);
+  };
+  auto read = [&](OpId o, TensorId t) { g.tensors[U(t)].consumers.push_back(o); };
+  TensorId x = tensor(100, kNoOp, TensorKind::kInput);
+  std::vector<TensorId> acts = {x};
+  for (int i = 0; i < layers; ++i) {
+    OpId f = op("aten.mm", Phase::kForward);
+    read(f, acts.back());
+    acts.push_back(tensor(100, f, TensorKind::kActivation));
+  }
+  OpId loss = op("aten.sum", Phase::kForward);
+  read(loss, acts.back());
+  TensorId grad = tensor(10, loss, TensorKind::kActivation);
+  for (int i = layers; i >= 1; --i) {
+    OpId b = op("aten.mm_backward", Phase::kBackward);
+    read(b, grad);
+    read(b, acts[U(i - 1)]);
+    read(b, acts[U(i)]);
+    grad = tensor(100, b, TensorKind::kGradient);
+  }
+  g.tensors[U(grad)].output = true;
+  if (!costs.empty()) {
+    g.op_costs.resize(g.ops.size());
+    for (size_t i = 0; i < costs.size() && i < g.ops.size(); ++i) g.op_costs[i] = costs[i];
+  }
+  Finalize(g, "chain");
+  return g;
+}
+
+Bytes Peak(const Graph& graph, std::span<const OpId> schedule, Bytes alignment = 1) {
+  Rewritten r = Rewrite(graph, schedule);
+  MemoryModel m = BuildMemoryModel(r.graph, alignment);
+  return TheoreticalPeak(r.graph, m, r.order);
+}
+
+double Recomputed(const Graph& graph, std::span<const OpId> schedule) {
+  std::vector<char> seen(U(graph.num_ops()), 0);
+  double cost = 0;
+  for (OpId op : schedule) {
+    if (seen[U(op)]) cost += OpCost(graph, op);
+    seen[U(op)] = 1;
+  }
+  return cost;
+}
+
+// Every valid schedule with at most `extra` recomputations (each op at most twice).
+void ForEachSchedule(const Graph& graph, int extra,
+                     const std::function<void(const Schedule&)>& visit) {
+  const int n = graph.num_ops();
+  Schedule s;
+  std::vector<int> count(U(n), 0);
+  int done = 0;
+  std::function<void(int)> dfs = [&](int left) {
+    if (done == n) {
+      if (CheckSchedule(graph, s).empty()) visit(s);
+    }
+    for (OpId op = 0; op < n; ++op) {
+      const bool repeat = count[U(op)] > 0;
+      if (count[U(op)] >= 2 || (repeat && (left == 0 || !IsRecomputable(graph, op)))) continue;
+      bool ready = true;
+      for (TensorId t : graph.ops[U(op)].inputs) {
+        OpId p = graph.tensors[U(t)].producer;
+        ready = ready && (p == kNoOp || count[U(p)] > 0);
+      }
+      if (!ready) continue;
+      // A finished schedule may only grow by ops still to come: stop after the last original.
+      if (done == n) continue;
+      s.push_back(op);
+      ++count[U(op)];
+      if (!repeat) ++done;
+      dfs(repeat ? left - 1 : left);
+      if (!repeat) --done;
+      --count[U(op)];
+      s.pop_back();
+    }
+  };
+  dfs(extra);
+}
+
+struct Oracle {
+  Bytes min_peak = std::numeric_limits<Bytes>::max();
+  double min_cost = std::numeric_limits<double>::infinity();  // within the budget
+};
+Oracle BruteForce(const Graph& graph, Bytes budget, int extra) {
+  Oracle o;
+  ForEachSchedule(graph, extra, [&](const Schedule& s) {
+    Bytes peak = Peak(graph, s);
+    o.min_peak = std::min(o.min_peak, peak);
+    if (peak <= budget) o.min_cost = std::min(o.min_cost, Recomputed(graph, s));
+  });
+  return o;
+}
+
+TEST(Recomputable, ForwardOpsAreButInPlaceOptimizerAndRandomOpsAreNot) {
+  Graph g =
+      LoadGraph(std::string(std::getenv("ROAM_SOURCE_DIR") ? std::getenv("ROAM_SOURCE_DIR") : ".") +
+                "/tests/data/tiny.graph.json");
+  // ops: 10 aten.mm, 11 aten.relu_, 12 aten.sum, 13 aten.mm_backward, 14 aten.add_ (optimizer)
+  EXPECT_TRUE(IsRecomputable(g, 0));
+  EXPECT_TRUE(IsRecomputable(g, 1));  // in place, on an activation: with its storage only
+  EXPECT_TRUE(IsRecomputable(g, 2));
+  EXPECT_FALSE(IsRecomputable(g, 4));  // optimizer, in place on a weight
+}
+
+TEST(Recomputable, DropoutOnlyWhenItsRngStateIsKept) {
+  gen::Config config = gen::ParseConfig(
+      "model: {family: gpt2, n_layer: 1, n_embd: 32, n_head: 2, seq_len: 8, n_positions: 8, "
+      "vocab: 50, batch: 1, device: cuda, dropout: 0.1}\ntraining: {optimizer: sgd}\n",
+      "<test>");
+  Graph g = gen::GenerateGraph(config);
+  RecomputeRule kept;
+  kept.rng_state_kept = true;
+  int dropouts = 0;
+  for (OpId op = 0; op < g.num_ops(); ++op) {
+    if (g.ops[U(op)].name != "aten.native_dropout") continue;
+    ++dropouts;
+    EXPECT_TRUE(IsRandom(g.ops[U(op)].name));
+    EXPECT_FALSE(IsRecomputable(g, op));
+    EXPECT_TRUE(IsRecomputable(g, op, kept));
+  }
+  EXPECT_GT(dropouts, 0);
+  // CPU dropout draws its mask in place (bernoulli_): never recomputed; the mul that applies
+  // the kept mask is deterministic and is.
+  EXPECT_FALSE(IsRecomputable(g, 0) && IsRandom(g.ops[0].name));
+  EXPECT_TRUE(IsRandom("aten.bernoulli_"));
+  EXPECT_FALSE(IsRandom("aten.mm"));
+}
+
+TEST(Schedule, RejectsMissingOpsEarlyReadsAndRepeatsOfUnrecomputableOps) {
+  Graph g = Chain(2);  // ops: f0 f1 loss b2 b1
+  EXPECT_EQ(CheckSchedule(g, g.program_order), "");
+  Schedule missing(g.program_order.begin(), g.program_order.end() - 1);
+  EXPECT_NE(CheckSchedule(g, missing).find("never computed"), std::string::npos);
+  Schedule early = {1, 0, 2, 3, 4};
+  EXPECT_NE(CheckSchedule(g, early).find("before it is computed"), std::string::npos);
+  Schedule repeat_backward = {0, 1, 2, 3, 3, 4};
+  EXPECT_EQ(CheckSchedule(g, repeat_backward), "");  // backward mm is deterministic too
+  Graph tiny =
+      LoadGraph(std::string(std::getenv("ROAM_SOURCE_DIR") ? std::getenv("ROAM_SOURCE_DIR") : ".") +
+                "/tests/data/tiny.graph.json");
+  // relu_ again on the storage it already wrote would apply it twice (it reads the value it
+  // overwrote)...
+  Schedule twice_in_place = {0, 1, 1, 2, 3, 4};
+  EXPECT_NE(CheckSchedule(tiny, twice_in_place).find("in-place write"), std::string::npos);
+  // ...but recomputing the storage (mm) and then relu_ on the fresh copy is faithful.
+  Schedule storage_again = {0, 1, 2, 0, 1, 3, 4};
+  EXPECT_EQ(CheckSchedule(tiny, storage_again), "");
+  Rewritten r = Rewrite(tiny, storage_again);
+  EXPECT_EQ(CheckFaithful(r.graph, &tiny), "");
+  // The optimizer's in-place update of a weight is never recomputed.
+  Schedule update_twice = {0, 1, 2, 3, 4, 4};
+  EXPECT_NE(CheckSchedule(tiny, update_twice).find("not recomputable"), std::string::npos);
+}
+
+TEST(Schedule, RejectsReadingAValueOverwrittenInPlace) {
+  // tiny: 10 mm -> t3; 11 relu_ writes t3's storage (t4); 12 sum reads t4; 13 reads t4 and t1;
+  // 14 add_ writes weight t1. Recomputing the mm after the optimizer's write reads the new
+  // weight, not the one the original read.
+  Graph tiny =
+      LoadGraph(std::string(std::getenv("ROAM_SOURCE_DIR") ? std::getenv("ROAM_SOURCE_DIR") : ".") +
+                "/tests/data/tiny.graph.json");
+  Schedule after_write = {0, 1, 2, 3, 4, 0};
+  EXPECT_NE(CheckSchedule(tiny, after_write).find("in-place write"), std::string::npos);
+}
+
+TEST(Rewrite, CopiesGetNewIdsProvenanceAndTheLaterConsumers) {
+  Graph g = Chain(2);               // 0 f0, 1 f1, 2 loss, 3 b2, 4 b1
+  Schedule s = {0, 1, 2, 0, 3, 4};  // recompute f0 before the backward
+  Rewritten r = Rewrite(g, s);
+  ASSERT_EQ(r.graph.num_ops(), 6);
+  const OpId copy = 5;
+  EXPECT_EQ(r.graph.recomputes(copy), 0);
+  EXPECT_EQ(r.origin[U(copy)], 0);
+  EXPECT_EQ(r.recompute_count[0], 1);
+  EXPECT_EQ(r.graph.ops[U(copy)].name, "aten.mm");
+  EXPECT_GT(r.graph.ops[U(copy)].ext_id, 4);
+  EXPECT_EQ(r.order, (std::vector<OpId>{0, 1, 2, 5, 3, 4}));
+  // f0's output (tensor 1) is read by f1 only; the copy's output by both backward ops.
+  ASSERT_EQ(r.graph.ops[U(copy)].outputs.size(), 1u);
+  const TensorId a0 = r.graph.ops[U(copy)].outputs[0];
+  EXPECT_EQ(r.graph.tensors[1].consumers, (std::vector<OpId>{1}));
+  EXPECT_EQ(r.graph.tensors[U(a0)].consumers, (std::vector<OpId>{3, 4}));
+  EXPECT_EQ(CheckFaithful(r.graph, &g), "");
+  // The rewritten graph is an ordinary graph: it round-trips through the file format.
+  Graph back = ParseGraph(GraphToJson(r.graph), "rewritten");
+  EXPECT_EQ(back.recomputes(copy), 0);
+  EXPECT_EQ(CheckFaithful(back, &g), "");
+}
+
+TEST(Faithful, RejectsAWrongRewiring) {
+  Graph g = Chain(3);  // 0 f0, 1 f1, 2 f2, 3 loss, 4 b3, 5 b2, 6 b1
+  Rewritten r = Rewrite(g, Schedule{0, 1, 2, 3, 1, 4, 5, 6});
+  ASSERT_EQ(CheckFaithful(r.graph, &g), "");
+  const OpId copy = 7;
+  // Make the copy of f1 read f2's output instead of f0's: it no longer reads what f1 reads.
+  Graph bad = r.graph;
+  const TensorId a0 = 1, a2 = 3;
+  auto& c0 = bad.tensors[U(a0)].consumers;
+  c0.erase(std::find(c0.begin(), c0.end(), copy));
+  bad.tensors[U(a2)].consumers.push_back(copy);
+  std::sort(bad.tensors[U(a2)].consumers.begin(), bad.tensors[U(a2)].consumers.end());
+  bad.program_order.clear();
+  Finalize(bad, "bad");
+  EXPECT_NE(CheckFaithful(bad).find("does not read the values"), std::string::npos);
+  // A backward op rewired to a value the original did not read is caught against the original.
+  Graph swapped = r.graph;
+  const TensorId copy_out = swapped.ops[U(copy)].outputs[0];
+  auto& cc = swapped.tensors[U(copy_out)].consumers;  // b2 and b3 read the copy of a1
+  ASSERT_FALSE(cc.empty());
+  const OpId reader = cc.front();
+  cc.erase(cc.begin());
+  swapped.tensors[U(a0)].consumers.push_back(reader);
+  std::sort(swapped.tensors[U(a0)].consumers.begin(), swapped.tensors[U(a0)].consumers.end());
+  swapped.program_order.clear();
+  Finalize(swapped, "swapped");
+  EXPECT_EQ(CheckFaithful(swapped), "");      // internally consistent copies...
+  EXPECT_NE(CheckFaithful(swapped, &g), "");  // ...but not the original's computation
+  // A copy of another op's name is rejected.
+  Graph renamed = r.graph;
+  renamed.ops[U(copy)].name = "aten.relu";
+  EXPECT_NE(CheckFaithful(renamed).find("another name"), std::string::npos);
+}
+
+TEST(Cost, MissingCostsAreTheMemoryBoundEstimate) {
+  Graph g = Chain(1);  // f0: 100 B in, 100 B out
+  EXPECT_DOUBLE_EQ(OpCost(g, 0), kCostPerByte * 200);
+  Graph with = Chain(1, {7.0});
+  EXPECT_DOUBLE_EQ(OpCost(with, 0), 7.0);
+}
+
+// The methods against every schedule with up to 2 recomputations, at budgets below, at and
+// above the best reachable peak.
+TEST(Methods, NeverBeatBruteForceAndNeverExceedTheBudget) {
+  std::vector<Graph> graphs = {Chain(2), Chain(3, {1, 5, 1, 1, 1, 1, 1}), Chain(3, {3, 1, 2, 1})};
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 3; ++i) {
+    testing::TrainingGraphOptions o;
+    o.layers = 2;
+    o.max_paths = 1;
+    o.branch_prob = 0;
+    o.adam = false;
+    o.bias_prob = 0;
+    o.long_skip_prob = 0;
+    graphs.push_back(testing::TrainingLikeGraph(rng, o));
+  }
+  for (const Graph& g : graphs) {
+    if (g.num_ops() > 9) continue;  // brute force stays tiny
+    RematParams params;
+    params.alignment = 1;
+    const Bytes no_remat = NoRematPeak(g, params);
+    const Oracle all = BruteForce(g, std::numeric_limits<Bytes>::max(), 2);
+    for (Bytes budget :
+         {all.min_peak - 1, all.min_peak, (all.min_peak + no_remat) / 2, no_remat, no_remat * 2}) {
+      const Oracle o = BruteForce(g, budget, 2);
+      for (std::string_view method : MethodNames()) {
+        params.method = std::string(method);
+        RematResult r = PlanRemat(g, budget, params);
+        SCOPED_TRACE(g.name + " budget " + std::to_string(budget) + " method " + params.method);
+        EXPECT_GE(r.plan.summary.actual_peak, 0);
+        EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
+        EXPECT_EQ(CheckFaithful(r.rewritten.graph, &g), "");
+        EXPECT_EQ(r.plan.order, r.rewritten.order);
+        if (r.feasible) {
+          EXPECT_LE(r.plan.summary.actual_peak, budget);
+          EXPECT_GE(r.recompute_cost + 1e-9, o.min_cost);
+        } else {
+          EXPECT_GT(r.plan.summary.actual_peak, budget);
+        }
+        if (budget < all.min_peak) {
+          EXPECT_FALSE(r.feasible);
+        }
+        if (budget >= no_remat) {
+          EXPECT_TRUE(r.feasible);
+          EXPECT_DOUBLE_EQ(r.compute_overhead, 0.0);
+        }
+      }
+    }
+  }
+}
+
+TEST(Methods, TheGreedyReachesTheTightBudgetOfAChain) {
+  Graph g = Chain(4);
+  RematParams params;
+  params.alignment = 1;
+  params.method = "greedy";
+  const Oracle all = BruteForce(g, std::numeric_limits<Bytes>::max(), 2);
+  const Bytes no_remat = NoRematPeak(g, params);
+  ASSERT_LT(all.min_peak, no_remat);
+  RematResult r = PlanRemat(g, all.min_peak, params);
+  EXPECT_TRUE(r.feasible);
+  EXPECT_LE(r.plan.summary.actual_peak, all.min_peak);
+  EXPECT_GT(r.compute_overhead, 0.0);
+}
+
+}  // namespace
+}  // namespace roam::remat
