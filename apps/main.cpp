@@ -20,6 +20,10 @@ int main(int argc, char** argv) {
   AddPartitionCommand(app, action);
   AddLayoutCommand(app, action);
   AddOptimizeCommand(app, action);
+  AddBatchCommand(app, action);
+  AddBenchCommand(app, action);
+  AddMergeResultsCommand(app, action);
+  AddPlotCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
