@@ -76,16 +76,16 @@ std::vector<std::pair<std::string, std::string>> SweepCharts(const ResultSet& se
       if (!r.ok) continue;
       size_t at = static_cast<size_t>(
           std::find(categories.begin(), categories.end(), Param(r, axis)) - categories.begin());
+      // Series: one per input and other settings, the mode's own named after it (the mode is
+      // the category when it is the swept axis).
       std::string base = Label(r, {axis, "mode"});
-      std::string with_mode = axis == "mode" ? base : Label(r, {axis});
-      std::string method = axis == "mode" ? "" : " " + r.result.method;
-      if (axis == "mode") with_mode += " ";
-      memory.Set(with_mode + method, at, n, static_cast<double>(r.result.total_peak));
+      std::string planned = axis == "mode" ? base + " planned" : base + " " + r.result.method;
+      memory.Set(planned, at, n, static_cast<double>(r.result.total_peak));
       memory.Set(base + " pytorch", at, n, static_cast<double>(r.pytorch.total_peak));
       memory.Set(base + " best heuristic", at, n, static_cast<double>(r.heuristic.total_peak));
       memory.Set(base + " certified bound", at, n,
                  static_cast<double>(r.persistent_bytes + r.lower_bound));
-      time.Set(with_mode + method, at, n, Median(r.seconds));
+      time.Set(planned, at, n, Median(r.seconds));
     }
     report::LineChart m{
         "total peak against " + axis, axis, "total peak", true, categories, memory.Series()};
@@ -104,13 +104,15 @@ std::vector<std::pair<std::string, std::string>> SweepCharts(const ResultSet& se
 report::Table ReportTable(const ResultSet& set) {
   report::Table t;
   t.header = {"run", "mode"};
-  t.header.insert(t.header.end(), set.axes.begin(), set.axes.end());
+  for (const std::string& a : set.axes)
+    if (a != "mode") t.header.push_back(a);
   for (const char* h : {"status", "graph", "ops", "total peak", "pytorch", "best heuristic",
                         "certified bound", "saving vs pytorch", "seconds (median)", "outcome"})
     t.header.push_back(h);
   for (const RunRecord& r : set.runs) {
     std::vector<std::string> row = {r.spec.name, std::string(ToString(r.spec.mode))};
-    for (const std::string& a : set.axes) row.push_back(Param(r, a));
+    for (const std::string& a : set.axes)
+      if (a != "mode") row.push_back(Param(r, a));
     if (!r.ok) {
       row.push_back("failed");
       row.push_back(r.error);
@@ -152,10 +154,10 @@ std::string PaperTable(const ResultSet& set) {
       c[mode] = "failed";
       continue;
     }
-    c["graph"] = r.graph + " (" + std::to_string(r.ops) + " ops)";
-    c["pytorch"] = mib(r.pytorch.total_peak);
-    c["heuristic"] = mib(r.heuristic.total_peak) + " (" + r.heuristic.method + ")";
-    c["bound"] = mib(r.persistent_bytes + r.lower_bound);
+    c["@graph"] = r.graph + " (" + std::to_string(r.ops) + " ops)";
+    c["@pytorch"] = mib(r.pytorch.total_peak);
+    c["@heuristic"] = mib(r.heuristic.total_peak) + " (" + r.heuristic.method + ")";
+    c["@bound"] = mib(r.persistent_bytes + r.lower_bound);
     c[mode] = mib(r.result.total_peak) + " (" + Seconds(Median(r.seconds)) + " s)";
   }
   std::string out = "| run | graph | PyTorch | best heuristic |";
@@ -165,9 +167,9 @@ std::string PaperTable(const ResultSet& set) {
   out += "---|\n";
   for (const std::string& row : rows) {
     auto& c = cells[row];
-    out += "| " + row + " | " + c["graph"] + " | " + c["pytorch"] + " | " + c["heuristic"] + " |";
+    out += "| " + row + " | " + c["@graph"] + " | " + c["@pytorch"] + " | " + c["@heuristic"] + " |";
     for (const std::string& m : modes) out += " " + c[m] + " |";
-    out += " " + c["bound"] + " |\n";
+    out += " " + c["@bound"] + " |\n";
   }
   return out;
 }

@@ -126,7 +126,8 @@ auto Parsing(std::string_view source, F&& f) {
 
 std::vector<std::string> CsvHeader(const std::vector<std::string>& axes) {
   std::vector<std::string> h = {"key", "name", "input", "set", "mode"};
-  h.insert(h.end(), axes.begin(), axes.end());
+  for (const std::string& axis : axes)
+    if (axis != "mode") h.push_back(axis);  // already a column
   for (const char* c : {"status",
                         "exit_code",
                         "error",
@@ -163,6 +164,7 @@ std::vector<std::string> CsvRow(const RunRecord& r, const std::vector<std::strin
   std::vector<std::string> row = {r.spec.key, r.spec.name, r.spec.input,
                                   Join(r.spec.overrides, " "), std::string(ToString(r.spec.mode))};
   for (const std::string& axis : axes) {
+    if (axis == "mode") continue;
     std::string value;
     for (const auto& [k, v] : r.spec.params)
       if (k == axis) value = v;

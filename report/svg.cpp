@@ -22,6 +22,12 @@ std::string Num(double v) {
   return text;
 }
 
+std::string Short(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", v);
+  return text;
+}
+
 const char* ClassColour(BufferClass c) {
   switch (c) {
     case BufferClass::kActivation:
@@ -87,7 +93,7 @@ void YAxis(std::ostringstream& out, int w, int h, double ymax, bool bytes, std::
     out << "<line x1=\"" << kLeft << "\" x2=\"" << kLeft + w << "\" y1=\"" << Num(y) << "\" y2=\""
         << Num(y) << "\" stroke=\"#e6e6e6\"/>\n";
     out << "<text x=\"" << kLeft - 6 << "\" y=\"" << Num(y + 4) << "\" text-anchor=\"end\">"
-        << XmlEscape(bytes ? HumanBytes(t) : Num(t)) << "</text>\n";
+        << XmlEscape(bytes ? HumanBytes(t) : Short(t)) << "</text>\n";
   }
   out << "<line x1=\"" << kLeft << "\" x2=\"" << kLeft << "\" y1=\"" << kTop << "\" y2=\""
       << kTop + h << "\" stroke=\"black\"/>\n";
@@ -355,6 +361,10 @@ std::string MemorySvg(const std::vector<MemorySeries>& series, std::string_view 
 
 std::string LineChartSvg(const LineChart& chart, int width, int height) {
   const int w = width - kLeft - kRight, h = height - kTop - kBottom;
+  // The legend gets the room its longest name needs (about 7 pixels a character).
+  size_t longest = 0;
+  for (const ChartSeries& s : chart.series) longest = std::max(longest, s.name.size());
+  width += std::max(0, 7 * static_cast<int>(longest) + 40 - kRight);
   double top = 0;
   for (const ChartSeries& s : chart.series)
     for (double v : s.values)
@@ -393,7 +403,7 @@ std::string LineChartSvg(const LineChart& chart, int width, int height) {
       points += Num(x) + "," + Num(y) + " ";
       out << "<circle cx=\"" << Num(x) << "\" cy=\"" << Num(y) << "\" r=\"3\" fill=\"" << colour
           << "\"><title>" << XmlEscape(s.name) << " at " << XmlEscape(chart.categories[i]) << ": "
-          << XmlEscape(chart.y_bytes ? HumanBytes(v) : Num(v)) << "</title></circle>\n";
+          << XmlEscape(chart.y_bytes ? HumanBytes(v) : Short(v)) << "</title></circle>\n";
     }
     flush();
     LegendEntry(out, kLeft + w + 12, ly, colour, s.name, true);
