@@ -167,7 +167,8 @@ std::string PaperTable(const ResultSet& set) {
   out += "---|\n";
   for (const std::string& row : rows) {
     auto& c = cells[row];
-    out += "| " + row + " | " + c["@graph"] + " | " + c["@pytorch"] + " | " + c["@heuristic"] + " |";
+    out +=
+        "| " + row + " | " + c["@graph"] + " | " + c["@pytorch"] + " | " + c["@heuristic"] + " |";
     for (const std::string& m : modes) out += " " + c[m] + " |";
     out += " " + c["@bound"] + " |\n";
   }
