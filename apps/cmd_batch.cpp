@@ -110,7 +110,9 @@ int RunMerge(const MergeOptions& o) {
       fs::create_directories(o.out_dir + "/" + sub);
       for (const auto& entry : fs::directory_iterator(dir + "/" + sub)) {
         std::string name = entry.path().filename().string();
-        if (name.rfind("sweep-", 0) == 0) continue;  // redrawn from the merged runs
+        // Sweep charts are redrawn from the merged runs; dot files are temporaries a killed
+        // run left behind.
+        if (name.rfind("sweep-", 0) == 0 || name[0] == '.') continue;
         fs::copy_file(entry.path(), o.out_dir + "/" + sub + "/" + name,
                       fs::copy_options::overwrite_existing);
       }

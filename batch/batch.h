@@ -77,7 +77,10 @@ struct RunRecord {
   Bytes lower_bound = 0;        // certified lower bound of the theoretical peak of any order
   std::vector<double> seconds;  // the mode's planning time, per repeat
   double baseline_seconds = 0.0;
-  std::string outcome;   // the mode's own account (optimal / time-limited parts)
+  std::string outcome;  // the mode's own account (optimal / time-limited parts)
+  // The mode's own figures, as CSV columns named with their unit ("order_gap [ratio]"), in
+  // the order the mode reports them; a result set's CSV has the union of its runs' columns.
+  std::vector<std::pair<std::string, std::string>> figures;
   bool resumed = false;  // taken from a previous run's outputs, not recomputed
 };
 
@@ -172,9 +175,13 @@ struct ResultSet {
   std::vector<RunRecord> runs;        // this shard's runs, in all_keys order
 };
 
-// summary.csv: one row per run, units in the header ("total_peak [B]").
-std::vector<std::string> CsvHeader(const std::vector<std::string>& axes);
-std::vector<std::string> CsvRow(const RunRecord& r, const std::vector<std::string>& axes);
+// summary.csv: one row per run, units in the header ("total_peak [B]"); the swept axes
+// (mode excepted: it has its column) and then the modes' own figures as extra columns.
+std::vector<std::string> FigureColumns(const std::vector<RunRecord>& runs);
+std::vector<std::string> CsvHeader(const std::vector<std::string>& axes,
+                                   const std::vector<std::string>& figures = {});
+std::vector<std::string> CsvRow(const RunRecord& r, const std::vector<std::string>& axes,
+                                const std::vector<std::string>& figures = {});
 std::string ResultsToCsv(const ResultSet& set);
 // summary.json ("roam-results-v1"): everything needed to merge and re-plot.
 std::string ResultsToJson(const ResultSet& set);

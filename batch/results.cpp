@@ -54,8 +54,9 @@ MethodFigures ParseFigures(const Json& j) {
 }
 
 Json RecordJson(const RunRecord& r) {
-  Json params = Json::array();
+  Json params = Json::array(), figures = Json::array();
   for (const auto& [k, v] : r.spec.params) params.push_back(Json::array({k, v}));
+  for (const auto& [k, v] : r.figures) figures.push_back(Json::array({k, v}));
   return Json{{"key", r.spec.key},
               {"name", r.spec.name},
               {"input", r.spec.input},
@@ -77,7 +78,8 @@ Json RecordJson(const RunRecord& r) {
               {"lower_bound", r.lower_bound},
               {"seconds", r.seconds},
               {"baseline_seconds", r.baseline_seconds},
-              {"outcome", r.outcome}};
+              {"outcome", r.outcome},
+              {"figures", figures}};
 }
 
 RunRecord RecordFromJson(const Json& j) {
@@ -107,6 +109,8 @@ RunRecord RecordFromJson(const Json& j) {
   r.seconds = j.at("seconds").get<std::vector<double>>();
   r.baseline_seconds = j.at("baseline_seconds").get<double>();
   r.outcome = j.at("outcome").get<std::string>();
+  for (const Json& f : j.at("figures"))
+    r.figures.emplace_back(f.at(0).get<std::string>(), f.at(1).get<std::string>());
   return r;
 }
 
@@ -124,7 +128,16 @@ auto Parsing(std::string_view source, F&& f) {
 
 }  // namespace
 
-std::vector<std::string> CsvHeader(const std::vector<std::string>& axes) {
+std::vector<std::string> FigureColumns(const std::vector<RunRecord>& runs) {
+  std::vector<std::string> columns;
+  for (const RunRecord& r : runs)
+    for (const auto& [name, value] : r.figures)
+      if (std::find(columns.begin(), columns.end(), name) == columns.end()) columns.push_back(name);
+  return columns;
+}
+
+std::vector<std::string> CsvHeader(const std::vector<std::string>& axes,
+                                   const std::vector<std::string>& figures) {
   std::vector<std::string> h = {"key", "name", "input", "set", "mode"};
   for (const std::string& axis : axes)
     if (axis != "mode") h.push_back(axis);  // already a column
@@ -157,10 +170,12 @@ std::vector<std::string> CsvHeader(const std::vector<std::string>& axes) {
                         "baseline_seconds [s]",
                         "outcome"})
     h.push_back(c);
+  h.insert(h.end(), figures.begin(), figures.end());
   return h;
 }
 
-std::vector<std::string> CsvRow(const RunRecord& r, const std::vector<std::string>& axes) {
+std::vector<std::string> CsvRow(const RunRecord& r, const std::vector<std::string>& axes,
+                                const std::vector<std::string>& figures) {
   std::vector<std::string> row = {r.spec.key, r.spec.name, r.spec.input,
                                   Join(r.spec.overrides, " "), std::string(ToString(r.spec.mode))};
   for (const std::string& axis : axes) {
@@ -174,7 +189,7 @@ std::vector<std::string> CsvRow(const RunRecord& r, const std::vector<std::strin
   row.push_back(std::to_string(r.exit_code));
   row.push_back(r.error);
   if (!r.ok) {
-    row.resize(CsvHeader(axes).size());
+    row.resize(CsvHeader(axes, figures).size());
     return row;
   }
   const Bytes theo = r.result.theoretical_peak;
@@ -208,6 +223,12 @@ std::vector<std::string> CsvRow(const RunRecord& r, const std::vector<std::strin
         Fixed(r.baseline_seconds, 6),
         r.outcome})
     row.push_back(std::move(cell));
+  for (const std::string& column : figures) {
+    std::string value;
+    for (const auto& [name, v] : r.figures)
+      if (name == column) value = v;
+    row.push_back(value);
+  }
   return row;
 }
 
@@ -217,8 +238,9 @@ std::string ResultsToCsv(const ResultSet& set) {
     for (size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << CsvField(cells[i]);
     out << "\n";
   };
-  line(CsvHeader(set.axes));
-  for (const RunRecord& r : set.runs) line(CsvRow(r, set.axes));
+  const std::vector<std::string> figures = FigureColumns(set.runs);
+  line(CsvHeader(set.axes, figures));
+  for (const RunRecord& r : set.runs) line(CsvRow(r, set.axes, figures));
   return out.str();
 }
 

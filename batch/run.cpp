@@ -51,7 +51,26 @@ double SolverSeconds(double time_limit) {
 struct ModePlan {
   Plan plan;
   std::string outcome;
+  std::vector<std::pair<std::string, std::string>> figures;
 };
+
+std::string Fixed6(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6f", v);
+  return text;
+}
+
+// One ILP part's account as CSV figures, prefixed "order_" or "layout_".
+void AddPart(std::vector<std::pair<std::string, std::string>>& figures, const std::string& part,
+             const std::string& value_name, const ilp::PartReport& r) {
+  figures.emplace_back(part + "_outcome", std::string(ilp::ToString(r.outcome)));
+  figures.emplace_back(part + "_status", std::string(ilp::ToString(r.status)));
+  figures.emplace_back(part + "_" + value_name + " [B]", std::to_string(r.value));
+  figures.emplace_back(part + "_warm_start [B]", std::to_string(r.warm_start));
+  figures.emplace_back(part + "_lower_bound [B]", std::to_string(r.lower_bound));
+  figures.emplace_back(part + "_gap [ratio]", Fixed6(r.gap));
+  figures.emplace_back(part + "_seconds [s]", Fixed6(r.seconds));
+}
 
 ModePlan PlanMode(Mode mode, const LoadedInput& input, const MemoryModel& model) {
   const Graph& graph = input.graph;
@@ -60,7 +79,7 @@ ModePlan PlanMode(Mode mode, const LoadedInput& input, const MemoryModel& model)
     case Mode::kHeuristic: {
       Baselines b = PlanBaselines(graph, model);
       b.heuristic.summary.seconds = Since(started);
-      return {std::move(b.heuristic), b.heuristic_name};
+      return {std::move(b.heuristic), b.heuristic_name, {}};
     }
     case Mode::kModel: {
       std::vector<OpId> warm = ScheduleOrder("heuristic", graph, model);
@@ -69,8 +88,11 @@ ModePlan PlanMode(Mode mode, const LoadedInput& input, const MemoryModel& model)
       ilp::WholeGraphResult r = ilp::OptimizeWholeGraph(graph, model, warm, params);
       std::string outcome = "order " + std::string(ilp::ToString(r.order_part.outcome)) +
                             ", layout " + std::string(ilp::ToString(r.layout_part.outcome));
+      std::vector<std::pair<std::string, std::string>> figures;
+      AddPart(figures, "order", "peak", r.order_part);
+      AddPart(figures, "layout", "height", r.layout_part);
       return {AssemblePlan(graph, model, std::move(r.order), r.offsets, Since(started)),
-              std::move(outcome)};
+              std::move(outcome), std::move(figures)};
     }
     case Mode::kRoam:
       break;
@@ -232,6 +254,7 @@ RunRecord ExecuteRun(const RunSpec& spec, RunPlans* plans) {
     r.heuristic = Figures(b.heuristic_name, b.heuristic);
     r.lower_bound = bound;
     r.outcome = mode.outcome;
+    r.figures = mode.figures;
     r.ok = true;
     if (plans != nullptr) {
       plans->graph = std::move(input.graph);

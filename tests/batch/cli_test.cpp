@@ -1,5 +1,7 @@
 // End to end: roam batch, bench, merge-results and plot as separate processes.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,7 @@ namespace roam::batch {
 namespace {
 
 using roam::testing::DataPath;
+using roam::testing::RunCommand;
 using roam::testing::RunRoam;
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -86,6 +89,42 @@ TEST_F(BatchCliTest, AllGoodIsExitZeroAndARerunResumes) {
   EXPECT_NE(RunRoam(args).out.find("0 resumed"), std::string::npos);
 }
 
+TEST_F(BatchCliTest, ABatchKilledMidwayResumesWhereItStopped) {
+  std::string args;
+  std::vector<std::string> presets = {"gpt2-small", "bert-base",    "vit-b16",
+                                      "resnet50",   "mobilenet_v2", "gpt2-medium"};
+  for (const std::string& p : presets)
+    args += " '" + std::string(ROAM_CONFIGS_DIR) + "/" + p + ".yaml'";
+  args += " --mode heuristic --jobs 1 --quiet -o '" + Path("out") + "'";
+  std::string start = std::string("'") + ROAM_BINARY_PATH + "' batch" + args +
+                      " >/dev/null 2>&1 & echo $! > '" + Path("pid") + "'";
+  ASSERT_EQ(std::system(start.c_str()), 0);
+  const pid_t pid = std::stoi(ReadFile(Path("pid")));
+  auto records = [&] {
+    std::error_code ec;
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(Path("out/runs"), ec))
+      n += e.path().filename().string()[0] != '.' ? 1 : 0;
+    return n;
+  };
+  for (int i = 0; i < 6000 && records() == 0; ++i) ::usleep(10000);
+  ASSERT_GT(records(), 0);
+  ::kill(pid, SIGKILL);
+  for (int i = 0; i < 500 && ::kill(pid, 0) == 0; ++i) ::usleep(10000);
+  const int finished = records();
+  auto again =
+      RunCommand("/bin/sh", {"-c", std::string("'") + ROAM_BINARY_PATH + "' batch" + args});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find(std::to_string(finished) + " resumed"), std::string::npos)
+      << finished << " finished before the kill; " << again.out;
+  ResultSet set = ParseResults(ReadFile(Path("out/summary.json")), "summary.json");
+  ASSERT_EQ(set.runs.size(), presets.size());
+  for (const RunRecord& r : set.runs) {
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_TRUE(Exists(Path("out/plans/" + r.spec.name + ".plan.json")));
+  }
+}
+
 TEST_F(BatchCliTest, SweepWritesOneRowPerRunWithEveryColumn) {
   auto r = RunRoam({"bench", SmokeSweep(), "-o", Path("bench")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -149,6 +188,37 @@ TEST_F(BatchCliTest, ShardsCoverEveryRunOnceAndMergeBackToTheWhole) {
   EXPECT_EQ(twice.exit_code, 2);
   EXPECT_NE(twice.err.find("given twice"), std::string::npos) << twice.err;
   EXPECT_FALSE(Exists(Path("bad/summary.json")));
+}
+
+// docs/batch.md's Slurm job array and GNU parallel scripts, run as they are: each array task
+// is a separate process with its SLURM_ARRAY_TASK_ID, then the shards are merged.
+TEST_F(BatchCliTest, SlurmArrayAndGnuParallelScriptsShardAndMerge) {
+  std::string sweep = SmokeSweep();
+  std::string scripts = roam::testing::SourceDir() + "/scripts/cluster/";
+  auto whole = RunRoam({"bench", sweep, "-o", Path("whole")});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  for (int i = 0; i < 3; ++i) {
+    auto task = roam::testing::RunCommand(
+        "/usr/bin/env", {"SLURM_ARRAY_TASK_ID=" + std::to_string(i), "SLURM_ARRAY_TASK_COUNT=3",
+                         std::string("ROAM=") + ROAM_BINARY_PATH, "ROAM_SWEEP=" + sweep,
+                         "ROAM_OUT=" + Path("slurm"), "bash", scripts + "bench-array.sbatch"});
+    ASSERT_EQ(task.exit_code, 0) << task.err;
+  }
+  auto merge = RunRoam({"merge-results", Path("slurm/shard-0"), Path("slurm/shard-1"),
+                        Path("slurm/shard-2"), "-o", Path("slurm/merged")});
+  ASSERT_EQ(merge.exit_code, 0) << merge.err;
+  auto parallel = roam::testing::RunCommand(
+      "/bin/bash", {scripts + "bench-parallel.sh", sweep, "3", Path("parallel"), ROAM_BINARY_PATH});
+  ASSERT_EQ(parallel.exit_code, 0) << parallel.out << parallel.err;
+  ResultSet all = ParseResults(ReadFile(Path("whole/summary.json")), "w");
+  for (const char* dir : {"slurm/merged", "parallel/merged"}) {
+    ResultSet merged = ParseResults(ReadFile(Path(std::string(dir) + "/summary.json")), dir);
+    ASSERT_EQ(merged.runs.size(), all.runs.size()) << dir;
+    for (size_t i = 0; i < all.runs.size(); ++i) {
+      EXPECT_EQ(merged.runs[i].spec.key, all.runs[i].spec.key) << dir;
+      EXPECT_EQ(merged.runs[i].result.total_peak, all.runs[i].result.total_peak) << dir;
+    }
+  }
 }
 
 TEST_F(BatchCliTest, BadSweepsAndShardsAreUsageErrors) {

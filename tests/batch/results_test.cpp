@@ -32,7 +32,17 @@ RunRecord Record(const std::string& key, bool ok = true) {
   r.seconds = {0.3, 0.1, 0.2};
   r.baseline_seconds = 0.01;
   r.outcome = "order optimal, layout optimal";
+  r.figures = {{"order_gap [ratio]", "0.000000"}, {"leaves", key == "b" ? "3" : "2"}};
   return r;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t at = 0, end; at < text.size(); at = end + 1) {
+    end = text.find('\n', at);
+    lines.push_back(text.substr(at, end - at));
+  }
+  return lines;
 }
 
 ResultSet Set(std::vector<std::string> keys, Shard shard, std::vector<std::string> mine) {
@@ -80,6 +90,11 @@ TEST(ResultsTest, CsvHasUnitsInTheHeaderAndOneRowPerRun) {
   EXPECT_EQ(cell("saving_vs_pytorch [ratio]"), "0.442257");
   EXPECT_EQ(cell("status"), "ok");
   EXPECT_EQ(CsvRow(set.runs[1], set.axes).size(), header.size());
+  // The modes' own figures follow, as columns in first-seen order.
+  EXPECT_EQ(FigureColumns(set.runs), (std::vector<std::string>{"order_gap [ratio]", "leaves"}));
+  std::vector<std::string> lines = Lines(csv);
+  EXPECT_NE(lines[0].find(",outcome,order_gap [ratio],leaves"), std::string::npos);
+  EXPECT_EQ(lines[1].substr(lines[1].size() - 11), ",0.000000,2");
   // The failed run's error has a comma and quotes: the field is quoted, quotes doubled.
   EXPECT_NE(csv.find("\"bad, \"\"quoted\"\" input\""), std::string::npos);
 }
