@@ -112,6 +112,25 @@ TEST(MemorySvgTest, MarksEachSeriesPeak) {
   EXPECT_NE(svg.find("m &lt;1&gt;"), std::string::npos);
 }
 
+TEST(MemorySvgTest, LongSeriesKeepEachPixelColumnsExtremes) {
+  std::vector<Bytes> bytes(100000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<Bytes>(i % 1000);
+  bytes[77777] = 5000;
+  std::string svg = MemorySvg({{"long", bytes}}, "t", 1200, 500);
+  EXPECT_EQ(XmlProblem(svg), "");
+  EXPECT_LT(svg.size(), 60000u);
+  EXPECT_NE(svg.find("long peak 5000 B at step 77777"), std::string::npos);
+  // The peak's column keeps it: some point of the polyline is at the top of the plot area.
+  std::string polyline =
+      svg.substr(svg.find("points=\""), svg.find("\"><title>long") - svg.find("points=\""));
+  double top = 1e9;
+  std::regex y_re(",([0-9.]+) ");
+  for (auto it = std::sregex_iterator(polyline.begin(), polyline.end(), y_re);
+       it != std::sregex_iterator(); ++it)
+    top = std::min(top, std::stod((*it)[1]));
+  EXPECT_LT(top, 70.0);  // 5000 B is the top of the axis (plus 5%), 40 px below the title
+}
+
 TEST(LineChartSvgTest, GapsBreakTheLine) {
   LineChart chart{"t", "x", "y", true, {"1", "2", "3"}, {{"a", {1e6, NAN, 3e6}}, {"b", {1, 2, 3}}}};
   std::string svg = LineChartSvg(chart);
