@@ -1,13 +1,10 @@
 // roam batch, roam bench and roam merge-results: many runs, their results and reports.
 #include <unistd.h>
 
-#include <filesystem>
 #include <iostream>
 
 #include "apps/cli.h"
 #include "batch/batch.h"
-#include "core/error.h"
-#include "core/io.h"
 
 namespace roam::cli {
 namespace {
@@ -40,14 +37,6 @@ void AddRunOptions(CLI::App& cmd, RunOptions& o, const char* default_dir, const 
 int RunAndReport(std::vector<batch::RunSpec> specs, batch::ResultSet set, const RunOptions& o,
                  bool write_plans_and_plots) {
   set.shard = batch::ParseShard(o.shard);
-  for (const batch::RunSpec& s : specs) set.all_keys.push_back(s.key);
-  std::vector<batch::RunSpec> mine;
-  for (batch::RunSpec& s : specs)
-    if (batch::InShard(s.key, set.shard)) mine.push_back(std::move(s));
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec || !std::filesystem::is_directory(o.out_dir))
-    throw InputError(o.out_dir + ": cannot create the output directory");
   batch::RunnerParams params;
   params.jobs = o.jobs;
   params.threads_per_job = o.threads_per_job;
@@ -61,9 +50,8 @@ int RunAndReport(std::vector<batch::RunSpec> specs, batch::ResultSet set, const 
     progress = [](const batch::Progress& p) {
       std::cerr << "\r" << batch::FormatProgress(p) << "\x1b[K" << std::flush;
     };
-  set.runs = batch::RunAll(mine, params, progress);
+  set = batch::RunShard(std::move(specs), std::move(set), params, progress);
   if (bar) std::cerr << "\n";
-  batch::WriteResults(o.out_dir, set);
   int failed = 0, resumed = 0;
   for (const batch::RunRecord& r : set.runs) {
     resumed += r.resumed ? 1 : 0;
@@ -96,28 +84,7 @@ struct MergeOptions {
 };
 
 int RunMerge(const MergeOptions& o) {
-  std::vector<batch::ResultSet> sets;
-  for (const std::string& dir : o.dirs)
-    sets.push_back(batch::ParseResults(ReadFile(dir + "/summary.json"), dir + "/summary.json"));
-  batch::ResultSet merged = batch::MergeResults(sets, o.dirs);
-  namespace fs = std::filesystem;
-  fs::create_directories(o.out_dir);
-  // Per-run plans, records and pictures come along, so the merged report shows them.
-  for (const std::string& dir : o.dirs)
-    for (const char* sub : {"plans", "runs", "plots"}) {
-      std::error_code ec;
-      if (!fs::is_directory(dir + "/" + sub, ec)) continue;
-      fs::create_directories(o.out_dir + "/" + sub);
-      for (const auto& entry : fs::directory_iterator(dir + "/" + sub)) {
-        std::string name = entry.path().filename().string();
-        // Sweep charts are redrawn from the merged runs; dot files are temporaries a killed
-        // run left behind.
-        if (name.rfind("sweep-", 0) == 0 || name[0] == '.') continue;
-        fs::copy_file(entry.path(), o.out_dir + "/" + sub + "/" + name,
-                      fs::copy_options::overwrite_existing);
-      }
-    }
-  batch::WriteResults(o.out_dir, merged);
+  batch::ResultSet merged = batch::MergeDirectories(o.dirs, o.out_dir);
   std::cout << "merged " << o.dirs.size() << " shards, " << merged.runs.size() << " runs into "
             << o.out_dir << "\n";
   return kOk;

@@ -224,6 +224,16 @@ std::vector<RunRecord> RunAll(const std::vector<RunSpec>& specs, const RunnerPar
 // A one-line progress bar: runs done of total, failures, elapsed, ETA.
 std::string FormatProgress(const Progress& p, int width = 30);
 
+// The shard's part of specs (set.shard; every key goes into set.all_keys), run with RunAll into
+// params.out_dir (created), and the set's files written there with WriteResults.
+ResultSet RunShard(std::vector<RunSpec> specs, ResultSet set, const RunnerParams& params,
+                   const std::function<void(const Progress&)>& progress = {});
+
+// merge-results: reads DIR/summary.json of every shard directory, merges them (MergeResults,
+// so nothing is written when a shard or run is missing or duplicated), copies the shards'
+// plans, records and pictures into out_dir and writes the merged set's files there.
+ResultSet MergeDirectories(const std::vector<std::string>& dirs, const std::string& out_dir);
+
 // ---- Outputs ----
 
 // summary.csv, summary.json and report.html in dir (each written atomically). The report

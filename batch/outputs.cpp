@@ -8,6 +8,7 @@
 #include <set>
 
 #include "batch/batch.h"
+#include "core/error.h"
 #include "core/io.h"
 #include "report/html.h"
 #include "report/svg.h"
@@ -176,6 +177,46 @@ std::string PaperTable(const ResultSet& set) {
 }
 
 }  // namespace
+
+ResultSet RunShard(std::vector<RunSpec> specs, ResultSet set, const RunnerParams& params,
+                   const std::function<void(const Progress&)>& progress) {
+  for (const RunSpec& s : specs) set.all_keys.push_back(s.key);
+  std::vector<RunSpec> mine;
+  for (RunSpec& s : specs)
+    if (InShard(s.key, set.shard)) mine.push_back(std::move(s));
+  std::error_code ec;
+  fs::create_directories(params.out_dir, ec);
+  if (ec || !fs::is_directory(params.out_dir))
+    throw InputError(params.out_dir + ": cannot create the output directory");
+  set.runs = RunAll(mine, params, progress);
+  WriteResults(params.out_dir, set);
+  return set;
+}
+
+ResultSet MergeDirectories(const std::vector<std::string>& dirs, const std::string& out_dir) {
+  std::vector<ResultSet> sets;
+  for (const std::string& dir : dirs)
+    sets.push_back(ParseResults(ReadFile(dir + "/summary.json"), dir + "/summary.json"));
+  ResultSet merged = MergeResults(sets, dirs);
+  fs::create_directories(out_dir);
+  // Per-run plans, records and pictures come along, so the merged report shows them.
+  for (const std::string& dir : dirs)
+    for (const char* sub : {"plans", "runs", "plots"}) {
+      std::error_code ec;
+      if (!fs::is_directory(dir + "/" + sub, ec)) continue;
+      fs::create_directories(out_dir + "/" + sub);
+      for (const auto& entry : fs::directory_iterator(dir + "/" + sub)) {
+        std::string name = entry.path().filename().string();
+        // Sweep charts are redrawn from the merged runs; dot files are temporaries a killed
+        // run left behind.
+        if (name.rfind("sweep-", 0) == 0 || name[0] == '.') continue;
+        fs::copy_file(entry.path(), out_dir + "/" + sub + "/" + name,
+                      fs::copy_options::overwrite_existing);
+      }
+    }
+  WriteResults(out_dir, merged);
+  return merged;
+}
 
 void WriteResults(const std::string& dir, const ResultSet& set) {
   fs::create_directories(dir);
