@@ -98,7 +98,9 @@ struct RunPlans {
 
 // Loads the input, plans the baselines and the mode, validates every plan. Never throws: a
 // failure is a record with ok false. plans (optional) receives the plans of a successful run.
-RunRecord ExecuteRun(const RunSpec& spec, RunPlans* plans = nullptr);
+// threads: the leaf-solve threads the mode may use when the input's planner.threads is 0 (the
+// caller's arena size; 0 = the machine's cores).
+RunRecord ExecuteRun(const RunSpec& spec, RunPlans* plans = nullptr, int threads = 0);
 
 // Loads a run's input: a YAML config (overrides applied) or a graph file (no overrides).
 // Returns the graph and the config's planner time limit (seconds; 0 = none) and alignment.

@@ -224,12 +224,13 @@ std::vector<Bytes> MemoryOverTime(const Graph& graph, const Plan& plan) {
   return profile;
 }
 
-RunRecord ExecuteRun(const RunSpec& spec, RunPlans* plans) {
+RunRecord ExecuteRun(const RunSpec& spec, RunPlans* plans, int threads) {
   RunRecord r;
   r.spec = spec;
   r.result.method = std::string(ToString(spec.mode));
   try {
     LoadedInput input = LoadRunInput(spec.input, spec.overrides);
+    if (input.threads == 0) input.threads = threads;
     const Graph& graph = input.graph;
     MemoryModel model = BuildMemoryModel(graph, input.alignment);
     const auto started = Clock::now();

@@ -82,11 +82,11 @@ void WriteRunFiles(const RunnerParams& params, const RunRecord& r, const RunPlan
   }
 }
 
-RunRecord DoOne(const RunnerParams& params, const RunSpec& spec) {
+RunRecord DoOne(const RunnerParams& params, const RunSpec& spec, int threads) {
   if (!params.force)
     if (std::optional<RunRecord> r = Resume(params, spec)) return *r;
   RunPlans plans;
-  RunRecord r = ExecuteRun(spec, &plans);
+  RunRecord r = ExecuteRun(spec, &plans, threads);
   try {
     if (r.ok) WriteRunFiles(params, r, plans);
   } catch (const std::exception& e) {
@@ -133,8 +133,9 @@ std::vector<RunRecord> RunAll(const std::vector<RunSpec>& specs, const RunnerPar
   const auto started = std::chrono::steady_clock::now();
   auto worker = [&, arena_threads = threads] {
     for (size_t i = next++; i < specs.size(); i = next++) {
-      tbb::task_arena arena(ThreadsOf(specs[i], arena_threads));
-      arena.execute([&] { records[i] = DoOne(params, specs[i]); });
+      const int run_threads = ThreadsOf(specs[i], arena_threads);
+      tbb::task_arena arena(run_threads);
+      arena.execute([&] { records[i] = DoOne(params, specs[i], run_threads); });
       std::lock_guard lock(mutex);
       ++state.done;
       if (!records[i].ok) ++state.failed;
