@@ -36,7 +36,7 @@ Input LoadInput(const InputOptions& options) {
   }
   if (!options.overrides.empty())
     throw InputError("--set applies to YAML configs only; " + path + " is a graph");
-  return {LoadGraph(path), gen::PlannerParams{}};
+  return {LoadGraph(path), OptimizerParams{}};
 }
 
 CLI::Option* AddAlignmentOption(CLI::App& cmd, Bytes& alignment) {
@@ -48,12 +48,6 @@ CLI::Option* AddAlignmentOption(CLI::App& cmd, Bytes& alignment) {
       ->capture_default_str();
 }
 
-double SolverSeconds(double time_limit) {
-  // Long enough to mean "never" and short enough that deadlines computed from it do not
-  // overflow a steady_clock time point.
-  constexpr double kNoLimit = 1e8;
-  return time_limit > 0.0 ? std::min(time_limit, kNoLimit) : kNoLimit;
-}
 
 CLI::Validator WritableOutputPath() {
   // Checked before any planning starts, so a typo in -o does not cost a long solve.

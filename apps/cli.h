@@ -41,7 +41,7 @@ void AddInputOptions(CLI::App& cmd, InputOptions& options);
 // planner section, after --set; the defaults for a graph file).
 struct Input {
   Graph graph;
-  gen::PlannerParams planner;
+  OptimizerParams planner;
 };
 Input LoadInput(const InputOptions& options);
 
@@ -55,8 +55,6 @@ T FlagOr(const CLI::Option* flag, const T& flag_value, const T& from_input) {
 // --alignment, defaulting to the input's planner.alignment (see FlagOr).
 CLI::Option* AddAlignmentOption(CLI::App& cmd, Bytes& alignment);
 
-// Solver seconds from a planner time limit, where 0 means no limit (docs/configs.md).
-double SolverSeconds(double time_limit);
 
 // Output options shared by every command that produces a plan.
 struct PlanOutputOptions {

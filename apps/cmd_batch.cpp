@@ -69,7 +69,7 @@ int RunAndReport(std::vector<batch::RunSpec> specs, batch::ResultSet set, const 
 struct BatchOptions {
   std::vector<std::string> inputs;
   std::vector<std::string> overrides;
-  std::string mode = "model";
+  std::string mode = "roam";
   RunOptions run;
 };
 

@@ -1,93 +1,211 @@
-// roam optimize: plan a graph with an exact mode. Modes: model (whole-graph MODeL ILPs).
-#include <chrono>
+// roam optimize: plan a graph with the optimizer (optimizer/optimizer.h); flags and printing only.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
 #include <cstdio>
+#include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "apps/cli.h"
-#include "baseline/orders.h"
-#include "core/memory_model.h"
-#include "ilp/whole_graph.h"
+#include "core/io.h"
+#include "optimizer/optimizer.h"
 
 namespace roam::cli {
 namespace {
+
+constexpr int kInterrupted = 130;  // 128 + SIGINT, as shells report it
+
+std::atomic<bool> g_stop{false};
+
+// First Ctrl-C: ask the optimizer to stop and write what it has. Second: leave at once.
+extern "C" void OnInterrupt(int) {
+  if (g_stop.exchange(true)) _exit(kInterrupted);
+}
 
 struct OptimizeOptions {
   InputOptions input;
   PlanOutputOptions output;
   std::string mode;
-  double time_limit_s = gen::PlannerParams{}.time_limit;
+  int threads = 0;
+  int node_limit = 0;
+  double time_limit_s = 0;
+  double leaf_time_limit_s = 0;
   Bytes alignment = kDefaultAlignment;
-  // Unset flags leave the input's planner.time_limit and planner.alignment in force.
-  const CLI::Option* time_limit_flag = nullptr;
-  const CLI::Option* alignment_flag = nullptr;
-  std::string warm_order = "heuristic";  // warm start of the order ILP
+  bool quiet = false;
+  // Unset flags leave the input's planner section in force (FlagOr).
+  const CLI::Option *mode_flag = nullptr, *threads_flag = nullptr, *node_limit_flag = nullptr,
+                    *time_limit_flag = nullptr, *leaf_time_limit_flag = nullptr,
+                    *alignment_flag = nullptr;
 };
 
-SummaryExtra Part(const std::string& key, const ilp::PartReport& part, const char* what) {
-  char text[256];
-  std::snprintf(text, sizeof text,
-                "%s, %s %lld B (heuristic %lld B, bound %lld B, gap %.2f%%, %.2f s)",
-                std::string(ilp::ToString(part.outcome)).c_str(), what,
-                static_cast<long long>(part.value), static_cast<long long>(part.warm_start),
-                static_cast<long long>(part.lower_bound), 100.0 * part.gap, part.seconds);
-  nlohmann::ordered_json j;
-  j["outcome"] = std::string(ilp::ToString(part.outcome));
-  j["status"] = std::string(ilp::ToString(part.status));
-  j[what] = part.value;
-  j["heuristic"] = part.warm_start;
-  j["lower_bound"] = part.lower_bound;
-  j["gap"] = part.gap;
-  j["seconds"] = part.seconds;
-  j["note"] = part.note;
-  return {key, text, j.dump()};
+std::string Percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f%%", 100.0 * fraction);
+  return text;
+}
+
+double Reduction(Bytes ours, Bytes theirs) {
+  return theirs > 0 ? 1.0 - static_cast<double>(ours) / static_cast<double>(theirs) : 0.0;
+}
+
+nlohmann::ordered_json FiguresJson(const PlanFigures& f) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(SummaryToJson(f.summary));
+  j["name"] = f.name;
+  j["order"] = f.order;
+  j["layout"] = f.layout;
+  return j;
+}
+
+std::string Table(const OptimizeResult& r) {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-10s %16s %16s %8s %16s %9s\n", "", "theoretical", "actual",
+                "frag", "total", "seconds");
+  out << line;
+  auto row = [&](const std::string& name, const PlanSummary& s) {
+    std::snprintf(line, sizeof line, "%-10s %16lld %16lld %8s %16lld %9.3f\n", name.c_str(),
+                  static_cast<long long>(s.theoretical_peak),
+                  static_cast<long long>(s.actual_peak), Percent(s.fragmentation).c_str(),
+                  static_cast<long long>(s.total_peak), s.seconds);
+    out << line;
+  };
+  for (const PlanFigures& b : r.baselines) row(b.name, b.summary);
+  row(r.pipeline.name, r.pipeline.summary);
+  if (r.baseline_won) row("returned", r.plan.summary);
+  out << "(bytes; the " << r.pipeline.name << " row is the pipeline's own plan)\n";
+  for (const PlanFigures& b : r.baselines)
+    out << "reduction vs " << b.name << std::string(b.name.size() < 10 ? 10 - b.name.size() : 1, ' ')
+        << Percent(Reduction(r.plan.summary.total_peak, b.summary.total_peak))
+        << " of total peak (" << b.order << " order, " << b.layout << " layout)\n";
+  return out.str();
 }
 
 int RunOptimize(const OptimizeOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
   Input input = LoadInput(options.input);
   const Graph& graph = input.graph;
-  MemoryModel model = BuildMemoryModel(
-      graph, FlagOr(options.alignment_flag, options.alignment, input.planner.alignment));
-  std::vector<OpId> warm = ScheduleOrder(options.warm_order, graph, model);
-  ilp::WholeGraphParams params;
-  params.time_limit_s = SolverSeconds(
-      FlagOr(options.time_limit_flag, options.time_limit_s, input.planner.time_limit));
-  ilp::WholeGraphResult r = ilp::OptimizeWholeGraph(graph, model, warm, params);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  Plan plan = AssemblePlan(graph, model, std::move(r.order), r.offsets, seconds);
-  return EmitPlan(graph, plan, options.output,
-                  {{"mode", options.mode, "\"" + options.mode + "\""},
-                   {"warm start", options.warm_order, "\"" + options.warm_order + "\""},
-                   Part("order", r.order_part, "peak"),
-                   Part("layout", r.layout_part, "height")});
+  OptimizerParams params = input.planner;
+  if (options.mode_flag != nullptr && options.mode_flag->count() > 0)
+    ParseOptimizeMode(options.mode, &params.mode);
+  params.threads = FlagOr(options.threads_flag, options.threads, params.threads);
+  params.partition.node_limit =
+      FlagOr(options.node_limit_flag, options.node_limit, params.partition.node_limit);
+  params.time_limit = FlagOr(options.time_limit_flag, options.time_limit_s, params.time_limit);
+  const double leaf_limit =
+      FlagOr(options.leaf_time_limit_flag, options.leaf_time_limit_s, params.leaf_order.time_limit);
+  params.leaf_order.time_limit = leaf_limit;
+  params.alignment = FlagOr(options.alignment_flag, options.alignment, params.alignment);
+
+  RunControl control;
+  control.stop = &g_stop;
+  const bool show_progress = !options.quiet && ::isatty(STDERR_FILENO) != 0;
+  if (show_progress) {
+    control.progress = [](const Progress& p) {
+      if (p.leaves_total > 0)
+        std::fprintf(stderr, "\r\033[K[roam] %s %d/%d, %.1f s", p.stage, p.leaves_done,
+                     p.leaves_total, p.elapsed);
+      else
+        std::fprintf(stderr, "\r\033[K[roam] %s, %.1f s", p.stage, p.elapsed);
+      std::fflush(stderr);
+    };
+  }
+  g_stop = false;
+  struct sigaction action = {}, previous = {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &previous);
+  OptimizeResult r = Optimize(graph, params, control);
+  if (show_progress) std::fprintf(stderr, "\r\033[K");
+
+  const std::string order_label(ToString(r.order_outcome)), layout_label(ToString(r.layout_outcome));
+  std::vector<SummaryExtra> extra;
+  auto text = [](const std::string& s) { return nlohmann::ordered_json(s).dump(); };
+  extra.push_back({"mode", std::string(ToString(r.mode)), text(std::string(ToString(r.mode)))});
+  extra.push_back({"lower_bound", FormatBytes(r.lower_bound) + " (certified: forced residency)",
+                   nlohmann::ordered_json(r.lower_bound).dump()});
+  extra.push_back({"gap", Percent(r.gap) + " of the theoretical peak above the bound",
+                   nlohmann::ordered_json(r.gap).dump()});
+  extra.push_back({"order", order_label, text(order_label)});
+  extra.push_back({"layout", layout_label, text(layout_label)});
+  const LeafCounts& c = r.leaves;
+  nlohmann::ordered_json leaves = {{"total", c.total},
+                                   {"sent_to_solver", c.sent_to_solver},
+                                   {"proved_optimal", c.proved_optimal},
+                                   {"time_limited", c.time_limited},
+                                   {"skipped_by_bound", c.skipped_by_bound},
+                                   {"not_started", c.not_started},
+                                   {"layouts_solved", c.layouts_solved}};
+  if (r.mode == OptimizeMode::kRoam) {
+    std::ostringstream t;
+    t << c.total << " total, " << c.sent_to_solver << " sent to a solver, " << c.proved_optimal
+      << " proved optimal, " << c.time_limited << " time-limited, " << c.skipped_by_bound
+      << " skipped (cannot lower the peak)";
+    if (c.not_started > 0) t << ", " << c.not_started << " not started (time)";
+    extra.push_back({"leaves", t.str(), leaves.dump()});
+  }
+  nlohmann::ordered_json baselines = nlohmann::ordered_json::array();
+  for (const PlanFigures& b : r.baselines) baselines.push_back(FiguresJson(b));
+  extra.push_back({"baselines", "", baselines.dump()});
+  extra.push_back({"pipeline", "", FiguresJson(r.pipeline).dump()});
+  extra.push_back({"baseline_won", r.baseline_won ? "yes: the best baseline plan is returned" : "",
+                   r.baseline_won ? "true" : "false"});
+  nlohmann::ordered_json notes = r.notes;
+  std::string note_text;
+  for (const std::string& n : r.notes) note_text += (note_text.empty() ? "" : "; ") + n;
+  extra.push_back({"notes", note_text, notes.dump()});
+  extra.push_back({"interrupted", r.interrupted ? "yes: the best plan found so far" : "",
+                   r.interrupted ? "true" : "false"});
+  // Empty lines of text mode are left out.
+  if (!options.output.json) {
+    std::erase_if(extra, [](const SummaryExtra& e) { return e.text.empty(); });
+    std::cout << Table(r) << "\n";
+  }
+  const int code = EmitPlan(graph, r.plan, options.output, extra);
+  sigaction(SIGINT, &previous, nullptr);
+  if (code == kOk && r.interrupted) {
+    std::cerr << "roam: interrupted; the best valid plan found so far was "
+              << (options.output.plan_path.empty() ? "kept" : "written") << "\n";
+    return kInterrupted;
+  }
+  return code;
 }
 
 }  // namespace
 
 void AddOptimizeCommand(CLI::App& app, Action& action) {
   auto options = std::make_shared<OptimizeOptions>();
-  CLI::App* cmd =
-      app.add_subcommand("optimize",
-                         "Plan a graph with an exact optimizer; always writes a valid plan, saying "
-                         "which parts are optimal, time-limited or heuristic");
+  CLI::App* cmd = app.add_subcommand(
+      "optimize",
+      "Plan a graph with ROAM's optimizer (or MODeL's whole-graph ILPs); always writes a valid "
+      "plan, never worse than the best baseline, saying which parts are optimal, time-limited or "
+      "heuristic");
   AddInputOptions(*cmd, options->input);
-  cmd->add_option("--mode", options->mode,
-                  "model: MODeL's order ILP then layout ILP on the whole graph")
-      ->required()
-      ->check(CLI::IsMember({"model"}));
+  options->mode_flag =
+      cmd->add_option("--mode", options->mode,
+                      "roam: partition, solve leaves concurrently, merge; model: order ILP then "
+                      "layout ILP on the whole graph (default: the config's planner.mode, roam)")
+          ->check(CLI::IsMember({"roam", "model"}));
+  options->threads_flag =
+      cmd->add_option("--threads", options->threads,
+                      "Worker threads for leaf solves; 0 = all cores (default: planner.threads)")
+          ->check(CLI::NonNegativeNumber);
+  options->node_limit_flag =
+      cmd->add_option("--node-limit", options->node_limit,
+                      "Most ops in one leaf (default: planner.partition.node_limit)")
+          ->check(CLI::PositiveNumber);
   options->time_limit_flag =
       cmd->add_option("--time-limit", options->time_limit_s,
-                      "Seconds for the solvers (half for the order, the rest for the layout); 0 = "
-                      "no limit (default: the config's planner.time_limit)")
-          ->check(CLI::NonNegativeNumber)
-          ->capture_default_str();
+                      "Seconds for the whole run, solver overshoot included; 0 = no limit "
+                      "(default: planner.time_limit)")
+          ->check(CLI::NonNegativeNumber);
+  options->leaf_time_limit_flag =
+      cmd->add_option("--leaf-time-limit", options->leaf_time_limit_s,
+                      "Seconds the order ILP may spend on one leaf (default: "
+                      "planner.leaf_order.time_limit)")
+          ->check(CLI::NonNegativeNumber);
   options->alignment_flag = AddAlignmentOption(*cmd, options->alignment);
-  std::vector<std::string> orders(OrderNames().begin(), OrderNames().end());
-  cmd->add_option("--warm-order", options->warm_order,
-                  "Baseline order the order ILP starts from (and falls back to)")
-      ->check(CLI::IsMember(orders))
-      ->capture_default_str();
+  cmd->add_flag("--quiet", options->quiet, "No progress line on the terminal");
   AddPlanOutputOptions(*cmd, options->output);
   cmd->callback([options, &action] { action = [options] { return RunOptimize(*options); }; });
 }

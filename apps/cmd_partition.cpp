@@ -50,19 +50,20 @@ std::string Boundary(const Graph& graph, OpId op) {
 
 int RunPartition(PartitionOptions options) {
   for (UpdatePlacement p :
-       {UpdatePlacement::kScheduled, UpdatePlacement::kWhenReady, UpdatePlacement::kAtEnd})
+       {UpdatePlacement::kScheduled, UpdatePlacement::kWhenReady, UpdatePlacement::kAtEnd,
+        UpdatePlacement::kSplit})
     if (ToString(p) == options.updates) options.params.update_placement = p;
   Input input = LoadInput(options.input);
   const Graph& graph = input.graph;
   PartitionParams& params = options.params;
-  params.node_limit = FlagOr(options.node_limit_flag, params.node_limit, input.planner.node_limit);
-  params.alpha = FlagOr(options.alpha_flag, params.alpha, input.planner.alpha);
+  params.node_limit = FlagOr(options.node_limit_flag, params.node_limit, input.planner.partition.node_limit);
+  params.alpha = FlagOr(options.alpha_flag, params.alpha, input.planner.partition.alpha);
   params.delay_radius =
-      FlagOr(options.delay_radius_flag, params.delay_radius, input.planner.delay_radius);
+      FlagOr(options.delay_radius_flag, params.delay_radius, input.planner.partition.delay_radius);
   MemoryModel model = BuildMemoryModel(graph, input.planner.alignment);
   const SubgraphTree tree = PartitionGraph(graph, model, graph.program_order, options.params);
   std::vector<Bytes> leaf_peak;
-  for (const Leaf& leaf : tree.leaves) leaf_peak.push_back(LeafPeak(graph, model, leaf));
+  for (const Leaf& leaf : tree.leaves) leaf_peak.push_back(SubgraphPeak(graph, model, leaf, leaf.ops));
   const Bytes peak = TheoreticalPeak(graph, model, tree.order);
   int spine = 0, floating = 0, sinks = 0, bridges = 0, updates = 0, delayed = 0, over = 0;
   for (OpRole r : tree.role) {
@@ -202,24 +203,24 @@ void AddPartitionCommand(CLI::App& app, Action& action) {
   AddInputOptions(*cmd, options->input);
   options->node_limit_flag =
       cmd->add_option("--node-limit", options->params.node_limit,
-                      "Most ops in one leaf (default: the config's planner.node_limit)")
+                      "Most ops in one leaf (default: the config's planner.partition.node_limit)")
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
   options->alpha_flag =
       cmd->add_option("--alpha", options->params.alpha,
                       "Weight-update memory in gradient sizes (0: 3 for Adam-like, else 1; "
-                      "default: the config's planner.alpha)")
+                      "default: the config's planner.partition.alpha)")
           ->check(CLI::NonNegativeNumber)
           ->capture_default_str();
   options->delay_radius_flag =
       cmd->add_option("--delay-radius", options->params.delay_radius,
                       "Delay only updates whose gradient exceeds this many average tensor sizes "
-                      "(default: the config's planner.delay_radius)")
+                      "(default: the config's planner.partition.delay_radius)")
           ->check(CLI::NonNegativeNumber)
           ->capture_default_str();
   cmd->add_option("--updates", options->updates,
-                  "Where weight-update branches run: scheduled (ROAM eqs 4-6), when-ready, at-end")
-      ->check(CLI::IsMember({"scheduled", "when-ready", "at-end"}))
+                  "Where weight-update branches run: scheduled (ROAM eqs 4-6), when-ready, at-end, split")
+      ->check(CLI::IsMember({"scheduled", "when-ready", "at-end", "split"}))
       ->capture_default_str();
   cmd->add_flag("--json", options->json, "Print the tree as one JSON object");
   cmd->callback([options, &action] { action = [options] { return RunPartition(*options); }; });

@@ -21,6 +21,7 @@
 #include "core/memory_model.h"
 #include "core/plan.h"
 #include "core/types.h"
+#include "optimizer/params.h"
 
 namespace roam::batch {
 
@@ -29,8 +30,8 @@ namespace roam::batch {
 // How a run plans its input. The baselines are computed for every run whatever the mode.
 enum class Mode : std::uint8_t {
   kHeuristic,  // the best heuristic order and layout (cheap; what tests and smoke sweeps use)
-  kModel,      // MODeL: whole-graph order ILP then layout ILP (ilp/whole_graph.h)
-  kRoam,       // ROAM: partition, leaf ILPs, merge (needs the optimizer stage)
+  kModel,      // MODeL: whole-graph order ILP then layout ILP (roam optimize --mode model)
+  kRoam,       // ROAM: partition, leaf ILPs, merge (roam optimize --mode roam)
 };
 std::string_view ToString(Mode mode);
 std::optional<Mode> ParseMode(std::string_view text);
@@ -40,7 +41,7 @@ struct RunSpec {
   std::string name;   // file stem of the run's outputs, unique within a result set
   std::string input;  // a roam-graph-v1 file or a YAML model config
   std::vector<std::string> overrides;  // "model.batch=4", applied in order (configs only)
-  Mode mode = Mode::kModel;
+  Mode mode = Mode::kRoam;
   int repeats = 1;  // the mode is timed this many times; figures come from the last
   // The swept settings of this run, in the sweep's axis order ("model.batch" -> "32").
   std::vector<std::pair<std::string, std::string>> params;
@@ -103,12 +104,10 @@ struct RunPlans {
 RunRecord ExecuteRun(const RunSpec& spec, RunPlans* plans = nullptr, int threads = 0);
 
 // Loads a run's input: a YAML config (overrides applied) or a graph file (no overrides).
-// Returns the graph and the config's planner time limit (seconds; 0 = none) and alignment.
+// Returns the graph and the config's planner section (the defaults for a graph file).
 struct LoadedInput {
   Graph graph;
-  double time_limit = 600.0;
-  Bytes alignment = kDefaultAlignment;
-  int threads = 0;
+  OptimizerParams planner;
 };
 LoadedInput LoadRunInput(const std::string& path, const std::vector<std::string>& overrides);
 
@@ -121,9 +120,8 @@ struct Baselines {
 };
 Baselines PlanBaselines(const Graph& graph, const MemoryModel& model);
 
-// A lower bound on the theoretical peak of every topological order: at op v's step, every
-// planned storage v produces or consumes is resident, whatever the order. Swappable for the
-// optimizer's stronger certified bound.
+// The certified lower bound on the theoretical peak of every topological order
+// (core/lower_bound.h: the storages forced live at some op in every order).
 Bytes CertifiedLowerBound(const Graph& graph, const MemoryModel& model);
 
 // Memory in use (persistent + live planned bytes) at every step of a plan.

@@ -11,9 +11,10 @@
 #include "batch/batch.h"
 #include "core/error.h"
 #include "core/io.h"
+#include "core/lower_bound.h"
 #include "gen/config.h"
 #include "gen/generate.h"
-#include "ilp/whole_graph.h"
+#include "optimizer/optimizer.h"
 
 namespace roam::batch {
 namespace {
@@ -42,12 +43,6 @@ MethodFigures Figures(std::string method, const Plan& plan) {
           plan.summary.total_peak};
 }
 
-// Solver seconds from a planner time limit, where 0 means no limit (docs/configs.md).
-double SolverSeconds(double time_limit) {
-  constexpr double kNoLimit = 1e8;
-  return time_limit > 0.0 ? std::min(time_limit, kNoLimit) : kNoLimit;
-}
-
 struct ModePlan {
   Plan plan;
   std::string outcome;
@@ -60,16 +55,35 @@ std::string Fixed6(double v) {
   return text;
 }
 
-// One ILP part's account as CSV figures, prefixed "order_" or "layout_".
-void AddPart(std::vector<std::pair<std::string, std::string>>& figures, const std::string& part,
-             const std::string& value_name, const ilp::PartReport& r) {
-  figures.emplace_back(part + "_outcome", std::string(ilp::ToString(r.outcome)));
-  figures.emplace_back(part + "_status", std::string(ilp::ToString(r.status)));
-  figures.emplace_back(part + "_" + value_name + " [B]", std::to_string(r.value));
-  figures.emplace_back(part + "_warm_start [B]", std::to_string(r.warm_start));
-  figures.emplace_back(part + "_lower_bound [B]", std::to_string(r.lower_bound));
-  figures.emplace_back(part + "_gap [ratio]", Fixed6(r.gap));
-  figures.emplace_back(part + "_seconds [s]", Fixed6(r.seconds));
+// The optimizer's own account of a run as CSV figures (docs/batch.md).
+std::vector<std::pair<std::string, std::string>> OptimizerFigures(const OptimizeResult& r) {
+  std::vector<std::pair<std::string, std::string>> f;
+  auto add = [&](const char* name, std::string value) { f.emplace_back(name, std::move(value)); };
+  auto yes = [](bool b) { return std::string(b ? "yes" : "no"); };
+  const LeafCounts& c = r.leaves;
+  add("gap [ratio]", Fixed6(r.gap));
+  add("order_outcome", std::string(ToString(r.order_outcome)));
+  add("layout_outcome", std::string(ToString(r.layout_outcome)));
+  add("leaves", std::to_string(c.total));
+  add("leaves_sent_to_solver", std::to_string(c.sent_to_solver));
+  add("leaves_proved_optimal", std::to_string(c.proved_optimal));
+  add("leaves_time_limited", std::to_string(c.time_limited));
+  add("leaves_skipped_by_bound", std::to_string(c.skipped_by_bound));
+  add("leaves_not_started", std::to_string(c.not_started));
+  add("leaf_layouts_solved", std::to_string(c.layouts_solved));
+  add("peak_leaves_optimal", yes(r.peak_leaves_optimal));
+  add("pipeline_total_peak [B]", std::to_string(r.pipeline.summary.total_peak));
+  add("baseline_won", yes(r.baseline_won));
+  add("time_limit_hit", yes(r.time_limit_hit));
+  for (const PlanFigures& b : r.baselines)
+    if (b.name == "heuristic") {
+      add("optimizer_heuristic", b.order + "+" + b.layout);
+      add("optimizer_heuristic_total_peak [B]", std::to_string(b.summary.total_peak));
+    }
+  std::string notes;
+  for (const std::string& n : r.notes) notes += (notes.empty() ? "" : "; ") + n;
+  add("notes", notes);
+  return f;
 }
 
 ModePlan PlanMode(Mode mode, const LoadedInput& input, const MemoryModel& model) {
@@ -81,25 +95,19 @@ ModePlan PlanMode(Mode mode, const LoadedInput& input, const MemoryModel& model)
       b.heuristic.summary.seconds = Since(started);
       return {std::move(b.heuristic), b.heuristic_name, {}};
     }
-    case Mode::kModel: {
-      std::vector<OpId> warm = ScheduleOrder("heuristic", graph, model);
-      ilp::WholeGraphParams params;
-      params.time_limit_s = SolverSeconds(input.time_limit);
-      ilp::WholeGraphResult r = ilp::OptimizeWholeGraph(graph, model, warm, params);
-      std::string outcome = "order " + std::string(ilp::ToString(r.order_part.outcome)) +
-                            ", layout " + std::string(ilp::ToString(r.layout_part.outcome));
-      std::vector<std::pair<std::string, std::string>> figures;
-      AddPart(figures, "order", "peak", r.order_part);
-      AddPart(figures, "layout", "height", r.layout_part);
-      return {AssemblePlan(graph, model, std::move(r.order), r.offsets, Since(started)),
-              std::move(outcome), std::move(figures)};
+    case Mode::kModel:
+    case Mode::kRoam: {
+      OptimizerParams params = input.planner;
+      params.mode = mode == Mode::kModel ? OptimizeMode::kModel : OptimizeMode::kRoam;
+      OptimizeResult r = Optimize(graph, params);
+      std::string outcome = "order " + std::string(ToString(r.order_outcome)) + ", layout " +
+                            std::string(ToString(r.layout_outcome));
+      if (r.baseline_won) outcome += ", best baseline kept";
+      r.plan.summary.seconds = Since(started);
+      return {std::move(r.plan), std::move(outcome), OptimizerFigures(r)};
     }
-    case Mode::kRoam:
-      break;
   }
-  throw std::runtime_error(
-      "mode roam needs the ROAM optimizer (roam optimize --mode roam), which this build does "
-      "not have yet");
+  throw std::logic_error("unknown mode");
 }
 
 void RequireValid(const Graph& graph, const Plan& plan, std::string_view what) {
@@ -174,15 +182,12 @@ LoadedInput LoadRunInput(const std::string& path, const std::vector<std::string>
   if (EndsWith(path, ".yaml") || EndsWith(path, ".yml")) {
     gen::Config config = gen::LoadConfig(path, overrides);
     in.graph = gen::GenerateGraph(config);
-    in.time_limit = config.planner.time_limit;
-    in.alignment = config.planner.alignment;
-    in.threads = config.planner.threads;
+    in.planner = config.planner;
     return in;
   }
   if (!overrides.empty())
     throw InputError("--set applies to YAML configs only; " + path + " is a graph");
   in.graph = LoadGraph(path);
-  in.time_limit = gen::PlannerParams{}.time_limit;
   return in;
 }
 
@@ -207,13 +212,7 @@ Baselines PlanBaselines(const Graph& graph, const MemoryModel& model) {
 }
 
 Bytes CertifiedLowerBound(const Graph& graph, const MemoryModel& model) {
-  Bytes bound = 0;
-  for (OpId v = 0; v < graph.num_ops(); ++v) {
-    Bytes live = 0;
-    for (StorageId s : model.Touches(v)) live += model.storages[static_cast<size_t>(s)].size;
-    bound = std::max(bound, live);
-  }
-  return bound;
+  return roam::CertifiedLowerBound(graph, model, BuildDependencies(graph)).bound;
 }
 
 std::vector<Bytes> MemoryOverTime(const Graph& graph, const Plan& plan) {
@@ -230,9 +229,9 @@ RunRecord ExecuteRun(const RunSpec& spec, RunPlans* plans, int threads) {
   r.result.method = std::string(ToString(spec.mode));
   try {
     LoadedInput input = LoadRunInput(spec.input, spec.overrides);
-    if (input.threads == 0) input.threads = threads;
+    if (input.planner.threads == 0) input.planner.threads = threads;
     const Graph& graph = input.graph;
-    MemoryModel model = BuildMemoryModel(graph, input.alignment);
+    MemoryModel model = BuildMemoryModel(graph, input.planner.alignment);
     const auto started = Clock::now();
     Baselines b = PlanBaselines(graph, model);
     r.baseline_seconds = Since(started);

@@ -96,7 +96,18 @@ const std::vector<std::string> kSections = {"model", "training", "planner"};
 const std::vector<std::string> kTrainingKeys = {"optimizer",    "lr",    "momentum", "nesterov",
                                                 "weight_decay", "beta1", "beta2",    "eps"};
 const std::vector<std::string> kPlannerKeys = {
-    "node_limit", "threads", "leaf_time_limit", "time_limit", "alpha", "delay_radius", "alignment"};
+    "mode",           "threads",   "time_limit", "alignment",  "bound_shortcut",
+    "best_update_placement", "solver_overshoot", "partition", "leaf_order", "leaf_layout"};
+const std::vector<std::string> kPartitionKeys = {"node_limit", "alpha", "delay_radius",
+                                                 "update_placement"};
+const std::vector<std::string> kLeafOrderKeys = {"enabled", "time_limit"};
+const std::vector<std::string> kLeafLayoutKeys = {"enabled", "time_limit", "max_storages"};
+// Flat planner keys of earlier configs, and where they live now.
+const std::vector<std::pair<std::string, std::string>> kMovedPlannerKeys = {
+    {"node_limit", "planner.partition.node_limit"},
+    {"alpha", "planner.partition.alpha"},
+    {"delay_radius", "planner.partition.delay_radius"},
+    {"leaf_time_limit", "planner.leaf_order.time_limit"}};
 
 std::string Join(const std::vector<std::string>& keys) {
   std::string out;
@@ -358,30 +369,80 @@ void ReadTraining(const Reader& r, const YAML::Node& node, TrainingConfig& t) {
     r.Fail("training.nesterov", node["nesterov"], "needs a positive training.momentum");
 }
 
-void ReadPlanner(const Reader& r, const YAML::Node& node, PlannerParams& p) {
+void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
+  for (const auto& [old_key, now] : kMovedPlannerKeys)
+    if (node[old_key].IsDefined())
+      r.Fail("planner." + old_key, node[old_key], "has moved to " + now);
   r.CheckKeys(node, "planner", kPlannerKeys);
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string key = it->first.Scalar();
     const std::string path = "planner." + key;
     const YAML::Node v = it->second;  // a copy: the iterator yields temporaries
-    auto non_negative = [&](double x) {
-      if (x < 0.0) r.Fail(path, v, "must not be negative, got " + v.Scalar());
-      return x;
+    auto non_negative = [&](const YAML::Node& x, const std::string& at) {
+      const double d = r.Number(x, at);
+      if (d < 0.0) r.Fail(at, x, "must not be negative, got " + x.Scalar());
+      return d;
     };
-    if (key == "node_limit")
-      p.node_limit = static_cast<int>(r.Integer(v, path, 1));
-    else if (key == "threads")
+    auto section = [&](const std::vector<std::string>& keys) {
+      if (!v.IsMap()) r.Fail(path, v, "must be a mapping of keys to values");
+      r.CheckKeys(v, path, keys);
+      return v;
+    };
+    if (key == "mode") {
+      const std::string text = r.Scalar(v, path, "roam or model");
+      if (!ParseOptimizeMode(text, &p.mode)) r.Fail(path, v, "must be roam or model, got " + text);
+    } else if (key == "threads") {
       p.threads = static_cast<int>(r.Integer(v, path, 0));
-    else if (key == "leaf_time_limit")
-      p.leaf_time_limit = non_negative(r.Number(v, path));
-    else if (key == "time_limit")
-      p.time_limit = non_negative(r.Number(v, path));
-    else if (key == "alpha")
-      p.alpha = non_negative(r.Number(v, path));
-    else if (key == "delay_radius")
-      p.delay_radius = non_negative(r.Number(v, path));
-    else if (key == "alignment")
+    } else if (key == "time_limit") {
+      p.time_limit = non_negative(v, path);
+    } else if (key == "alignment") {
       p.alignment = r.Integer(v, path, 1);
+    } else if (key == "bound_shortcut") {
+      p.bound_shortcut = r.Bool(v, path);
+    } else if (key == "best_update_placement") {
+      p.best_update_placement = r.Bool(v, path);
+    } else if (key == "solver_overshoot") {
+      p.solver_overshoot = non_negative(v, path);
+    } else if (key == "partition") {
+      const YAML::Node sec = section(kPartitionKeys);
+      for (auto jt = sec.begin(); jt != sec.end(); ++jt) {
+        const std::string k = jt->first.Scalar(), at = path + "." + k;
+        const YAML::Node x = jt->second;
+        if (k == "node_limit") {
+          p.partition.node_limit = static_cast<int>(r.Integer(x, at, 1));
+        } else if (k == "alpha") {
+          p.partition.alpha = non_negative(x, at);
+        } else if (k == "delay_radius") {
+          p.partition.delay_radius = non_negative(x, at);
+        } else if (k == "update_placement") {
+          const std::string text = r.Scalar(x, at, "scheduled, when-ready, at-end or split");
+          bool found = false;
+          for (UpdatePlacement u : {UpdatePlacement::kScheduled, UpdatePlacement::kWhenReady,
+                                    UpdatePlacement::kAtEnd, UpdatePlacement::kSplit})
+            if (ToString(u) == text) {
+              p.partition.update_placement = u;
+              found = true;
+            }
+          if (!found) r.Fail(at, x, "must be scheduled, when-ready, at-end or split, got " + text);
+        }
+      }
+    } else if (key == "leaf_order") {
+      const YAML::Node sec = section(kLeafOrderKeys);
+      for (auto jt = sec.begin(); jt != sec.end(); ++jt) {
+        const std::string k = jt->first.Scalar(), at = path + "." + k;
+        if (k == "enabled") p.leaf_order.enabled = r.Bool(jt->second, at);
+        if (k == "time_limit") p.leaf_order.time_limit = non_negative(jt->second, at);
+      }
+    } else if (key == "leaf_layout") {
+      const YAML::Node sec = section(kLeafLayoutKeys);
+      for (auto jt = sec.begin(); jt != sec.end(); ++jt) {
+        const std::string k = jt->first.Scalar(), at = path + "." + k;
+        if (k == "enabled") p.leaf_layout.enabled = r.Bool(jt->second, at);
+        if (k == "time_limit") p.leaf_layout.time_limit = non_negative(jt->second, at);
+        if (k == "max_storages")
+          p.leaf_layout.max_storages = static_cast<int>(r.Integer(jt->second, at, 0));
+      }
+    }
   }
 }
 

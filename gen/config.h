@@ -15,6 +15,7 @@
 #include "core/types.h"
 #include "gen/aten.h"
 #include "gen/builder.h"
+#include "optimizer/params.h"
 
 namespace roam::gen {
 
@@ -75,24 +76,11 @@ struct TrainingConfig {
 // adamw's weight_decay defaults to 0.01 as in torch.optim.AdamW.
 TrainingConfig TrainingDefaults(OptimizerKind kind);
 
-// Settings the planner (partition, ILP, merge) reads.
-struct PlannerParams {
-  int node_limit = 40;           // most ops in one leaf subgraph handed to the ILP solver
-  int threads = 0;               // worker threads for leaf solves; 0 = all cores
-  double leaf_time_limit = 5.0;  // seconds the solver may spend on one leaf (perf/RESULTS.md)
-  double time_limit = 600.0;     // seconds for the whole optimization; 0 = no limit
-  double alpha = 0.0;            // ROAM's weight-update memory coefficient; 0 = from optimizer
-                                 // (adam/adamw 3, sgd with momentum 2, sgd 1)
-  double delay_radius = 1.0;     // ROAM's r: delay an update when its tensors exceed r times
-                                 // the average tensor size
-  Bytes alignment = kDefaultAlignment;  // bytes; sizes and offsets are rounded to it
-};
-
 struct Config {
   std::string source;  // the file (or "<text>") it came from
   ModelConfig model;
   TrainingConfig training;
-  PlannerParams planner;
+  OptimizerParams planner;  // the planner section (optimizer/params.h)
 };
 
 // overrides: "model.batch=4" style; the value is read as a YAML scalar.

@@ -94,6 +94,7 @@ struct CallbackState {
   bool injected = false;
   Clock::time_point deadline;
   std::optional<double> stop_at;
+  const std::atomic<bool>* stop = nullptr;
   bool integral_objective = false;
   double bound = -kInf;  // best bound seen in the tree
   bool stopped_by_us = false;
@@ -128,7 +129,7 @@ void Callback(glp_tree* tree, void* info) {
       return;
     }
   }
-  if (Clock::now() >= state->deadline) {
+  if (Clock::now() >= state->deadline || (state->stop != nullptr && state->stop->load())) {
     state->stopped_by_us = true;
     glp_ios_terminate(tree);
   }
@@ -383,6 +384,7 @@ SolveResult Problem::Solve(const SolveParams& params,
   state.incumbent = incumbent ? &warm : nullptr;
   state.deadline = deadline;
   state.stop_at = params.stop_at_objective;
+  state.stop = params.stop;
   state.integral_objective = integral_objective;
 
   // Root LP first (glp_intopt's own MIP presolver renumbers the columns, which would make

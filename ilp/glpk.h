@@ -14,6 +14,7 @@
 // the process exits).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -59,6 +60,9 @@ struct SolveParams {
   std::function<void(std::string_view)> log;
   // Stop as soon as an incumbent with objective <= this is known (e.g. "fits the capacity").
   std::optional<double> stop_at_objective;
+  // When another thread sets it (an interrupt), the search ends as at the time limit, with the
+  // best solution found so far. GLPK looks at it between branch-and-bound nodes.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct SolveResult {

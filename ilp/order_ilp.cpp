@@ -57,21 +57,30 @@ Context BuildContext(const Graph& graph, const MemoryModel& model, const Depende
                                   " is out of range or repeated");
     c.local_of[U(op)] = i;
   }
-  enum Listed : char { kNotListed, kListedIn, kListedOut, kListedThrough };
+  enum Listed : char { kNotListed, kListedInner, kListedIn, kListedOut, kListedThrough };
   std::vector<char> listed(model.storages.size(), kNotListed);
-  auto list = [&](const std::vector<StorageId>& ids, Listed how, const char* name) {
-    for (StorageId sid : ids) {
-      if (sid < 0 || U(sid) >= model.storages.size() || !model.storages[U(sid)].planned() ||
-          listed[U(sid)] != kNotListed)
-        throw std::invalid_argument(std::string("subgraph: ") + name + " storage " +
-                                    std::to_string(sid) + " is not planned or listed twice");
-      listed[U(sid)] = how;
+  for (const BoundaryStorage& b : sub.storages) {
+    const StorageId sid = b.storage;
+    if (sid < 0 || U(sid) >= model.storages.size() || !model.storages[U(sid)].planned() ||
+        listed[U(sid)] != kNotListed)
+      throw std::invalid_argument("subgraph: storage " + std::to_string(sid) +
+                                  " is not planned or listed twice");
+    switch (b.crossing) {
+      case Crossing::kInner:
+        listed[U(sid)] = kListedInner;
+        break;
+      case Crossing::kCreatedOutsideFreedInside:
+        listed[U(sid)] = kListedIn;
+        break;
+      case Crossing::kCreatedInsideFreedOutside:
+        listed[U(sid)] = kListedOut;
+        break;
+      case Crossing::kLiveThroughout:
+        listed[U(sid)] = kListedThrough;
+        c.through_bytes += model.storages[U(sid)].size;
+        break;
     }
-  };
-  list(sub.live_in, kListedIn, "live_in");
-  list(sub.live_out, kListedOut, "live_out");
-  list(sub.live_through, kListedThrough, "live_through");
-  for (StorageId sid : sub.live_through) c.through_bytes += model.storages[U(sid)].size;
+  }
 
   std::vector<int> index(model.storages.size(), -1);
   auto producer_of = [&](StorageId sid) {
@@ -86,18 +95,18 @@ Context BuildContext(const Graph& graph, const MemoryModel& model, const Depende
     x.producer = producer_of(sid);
     if (listed[U(sid)] == kListedIn) {
       if (x.producer >= 0)
-        throw std::invalid_argument("subgraph: live_in storage " + std::to_string(sid) +
+        throw std::invalid_argument("subgraph: live-in storage " + std::to_string(sid) +
                                     " is created inside the subgraph");
       x.kind = Kind::kIn;
     } else if (listed[U(sid)] == kListedOut) {
       if (x.producer < 0)
-        throw std::invalid_argument("subgraph: live_out storage " + std::to_string(sid) +
+        throw std::invalid_argument("subgraph: live-out storage " + std::to_string(sid) +
                                     " is not created inside the subgraph");
       x.kind = Kind::kOut;
     } else if (x.producer < 0) {
       throw std::invalid_argument("subgraph: storage " + std::to_string(sid) +
-                                  " is created outside but not listed as live_in or "
-                                  "live_through");
+                                  " is created outside but not listed as live-in or "
+                                  "live-throughout");
     }
     x.to_end = s.output || x.kind == Kind::kOut;
     index[U(sid)] = static_cast<int>(c.storages.size());
@@ -111,17 +120,18 @@ Context BuildContext(const Graph& graph, const MemoryModel& model, const Depende
       if (x.producer != i) x.touchers.push_back(i);
     }
   }
-  for (StorageId sid : sub.live_in)
-    if (index[U(sid)] < 0) {
+  for (const BoundaryStorage& b : sub.storages) {
+    const StorageId sid = b.storage;
+    if (listed[U(sid)] == kListedIn && index[U(sid)] < 0) {
       if (!model.storages[U(sid)].output)
-        throw std::invalid_argument("subgraph: live_in storage " + std::to_string(sid) +
+        throw std::invalid_argument("subgraph: live-in storage " + std::to_string(sid) +
                                     " is not touched inside the subgraph");
       describe(sid);
     }
-  for (StorageId sid : sub.live_out)
-    if (index[U(sid)] < 0)
-      throw std::invalid_argument("subgraph: live_out storage " + std::to_string(sid) +
-                                  " is not created inside the subgraph");
+    if ((listed[U(sid)] == kListedOut || listed[U(sid)] == kListedInner) && index[U(sid)] < 0)
+      throw std::invalid_argument("subgraph: storage " + std::to_string(sid) +
+                                  " is listed as created inside but no op inside touches it");
+  }
   for (SubStorage& x : c.storages) Sort(x.touchers);
 
   c.preds.resize(U(c.n));
@@ -351,41 +361,6 @@ struct Lin {
 };
 
 }  // namespace
-
-Subgraph WholeGraph(const Graph& graph) {
-  Subgraph sub;
-  sub.ops.resize(U(graph.num_ops()));
-  std::iota(sub.ops.begin(), sub.ops.end(), 0);
-  return sub;
-}
-
-Subgraph OrderWindow(const Graph& graph, const MemoryModel& model, std::span<const OpId> order,
-                     int begin, int end) {
-  if (begin < 0 || end < begin || end > static_cast<int>(order.size()))
-    throw std::invalid_argument("OrderWindow: bad range");
-  Subgraph sub;
-  sub.ops.assign(order.begin() + begin, order.begin() + end);
-  const auto life = ComputeLifetimes(graph, model, order);
-  for (StorageId sid : model.planned) {
-    const Lifetime& l = life[U(sid)];
-    if (l.end < begin || l.start >= end) continue;
-    const bool before = l.start < begin, after = l.end >= end;
-    if (before && after)
-      sub.live_through.push_back(sid);
-    else if (before)
-      sub.live_in.push_back(sid);
-    else if (after)
-      sub.live_out.push_back(sid);
-  }
-  return sub;
-}
-
-Bytes SubgraphPeak(const Graph& graph, const MemoryModel& model, const Subgraph& sub,
-                   std::span<const OpId> order) {
-  const Context c = BuildContext(graph, model, BuildDependencies(graph), sub);
-  const std::vector<int> pos = Positions(c, order);
-  return PeakAtSteps(c, pos, c.n);
-}
 
 Bytes MultiStreamPeak(const Graph& graph, const MemoryModel& model, const Subgraph& sub,
                       std::span<const OpId> ops, std::span<const Step> steps, int num_steps) {

@@ -15,43 +15,14 @@
 
 #include "core/graph.h"
 #include "core/memory_model.h"
+#include "core/subgraph.h"
 #include "core/types.h"
 #include "ilp/glpk.h"
 
 namespace roam::ilp {
 
-// One subgraph to order, as the partitioner hands it over. Its ops run contiguously in the
-// final order (ROAM eq 3), so every op outside it runs either before or after all of them.
-// Only planned storages are listed; each is classified by where it is created and freed:
-struct Subgraph {
-  std::vector<OpId> ops;
-  // Created before the subgraph and freed inside it (ROAM's COFI): resident from the
-  // subgraph's first step to the last step of the subgraph that touches it.
-  std::vector<StorageId> live_in;
-  // Created inside and freed after the subgraph (CIFO): resident from its creation to the
-  // subgraph's last step.
-  std::vector<StorageId> live_out;
-  // Created before and freed after the subgraph, touched inside or not: resident at every
-  // step of the subgraph, a constant.
-  std::vector<StorageId> live_through;
-  // Storages created and freed inside are everything else the ops touch. Output storages
-  // created inside behave like live_out.
-};
-
-// The whole graph: all ops, no boundary.
-Subgraph WholeGraph(const Graph& graph);
-
-// The subgraph formed by steps [begin, end) of a full order, with its boundary classified
-// from the lifetimes under that order.
-Subgraph OrderWindow(const Graph& graph, const MemoryModel& model, std::span<const OpId> order,
-                     int begin, int end);
-
-// Peak planned bytes over the steps of the subgraph when its ops run in this order (a
-// permutation of sub.ops), boundary storages included. For the windows of one full order,
-// the maximum over windows equals TheoreticalPeak of that order (ROAM eq 1). Throws
-// std::invalid_argument when the order or the boundary is inconsistent with the graph.
-Bytes SubgraphPeak(const Graph& graph, const MemoryModel& model, const Subgraph& sub,
-                   std::span<const OpId> order);
+// The subgraph to order and its boundary: core/subgraph.h (a partition Leaf is one).
+using roam::Subgraph;
 
 struct OrderIlpParams {
   SolveParams solve;
@@ -69,7 +40,7 @@ struct OrderIlpParams {
 
 struct OrderIlpResult {
   std::vector<OpId> order;  // the subgraph's ops, topological
-  Bytes peak = 0;           // SubgraphPeak(order)
+  Bytes peak = 0;           // roam::SubgraphPeak(order)
   Bytes objective = 0;      // the ILP's objective for the returned solution (>= peak)
   Bytes lower_bound = 0;    // proven: no order has a lower peak
   Bytes warm_start_peak = 0;

@@ -503,6 +503,62 @@ class Partitioner {
       branch.segment = segment;
       for (OpId op : branch.ops) tree_.segment_of_op[U(op)] = segment;
     }
+    if (params_.update_placement == UpdatePlacement::kSplit) SplitBranches();
+  }
+
+  // kSplit: the head of a branch is what must run to consume the memory it was handed (the
+  // gradient, or what an extended op made from it) and whatever the head creates from that,
+  // closed under predecessors inside the branch; it runs when ready and frees the gradient.
+  // The rest only makes temporaries from persistent state and goes to the last segment. No
+  // head op depends on a tail op (the head is closed under predecessors), and the tail's
+  // outside inputs are all ready by the last segment, so the order stays topological.
+  void SplitBranches() {
+    const int m = num_segments_;
+    const int nb = static_cast<int>(tree_.branches.size());
+    std::vector<char> head(U(n_), 0);
+    for (int b = 0; b < nb; ++b) {
+      const std::vector<OpId> ops = tree_.branches[U(b)].ops;  // in order: preds first
+      std::vector<char> owned(model_.storages.size(), 0);       // created by head ops
+      bool grew = true;
+      while (grew) {
+        grew = false;
+        for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+          const OpId op = *it;
+          bool in = head[U(op)] != 0;
+          for (StorageId sid : model_.Touches(op)) {
+            const OpId creator = Creator(sid);
+            const bool handed = creator == kNoOp || branch_of_[U(creator)] != b ||
+                                extended_[U(creator)] || owned[U(sid)];
+            in = in || handed;
+          }
+          for (OpId s : deps_.Succs(op)) in = in || (branch_of_[U(s)] == b && head[U(s)]);
+          if (in && !head[U(op)]) {
+            head[U(op)] = 1;
+            grew = true;
+            for (TensorId t : graph_.ops[U(op)].outputs)
+              if (model_.storages[U(model_.storage_of[U(t)])].planned())
+                owned[U(model_.storage_of[U(t)])] = 1;
+          }
+        }
+      }
+      WeightUpdateBranch tail;
+      for (OpId op : ops)
+        if (!head[U(op)]) tail.ops.push_back(op);
+      if (tail.ops.empty() || tail.ops.size() == ops.size()) continue;
+      WeightUpdateBranch& branch = tree_.branches[U(b)];
+      std::erase_if(branch.ops, [&](OpId op) { return !head[U(op)]; });
+      branch.segment = branch.earliest_segment;
+      for (OpId op : branch.ops) tree_.segment_of_op[U(op)] = branch.segment;
+      tail.earliest_segment = branch.earliest_segment;
+      tail.segment = m - 1;
+      tail.tail = true;
+      const int t = static_cast<int>(tree_.branches.size());
+      for (OpId op : tail.ops) {
+        branch_of_[U(op)] = t;
+        tree_.segment_of_op[U(op)] = m - 1;
+      }
+      tree_.branches.push_back(std::move(tail));
+    }
   }
 
   void BuildItems() {
@@ -851,20 +907,8 @@ std::string_view ToString(UpdatePlacement placement) {
       return "when-ready";
     case UpdatePlacement::kAtEnd:
       return "at-end";
-  }
-  return "";
-}
-
-std::string_view ToString(Crossing crossing) {
-  switch (crossing) {
-    case Crossing::kInner:
-      return "inner";
-    case Crossing::kCreatedInsideFreedOutside:
-      return "created-inside-freed-outside";
-    case Crossing::kCreatedOutsideFreedInside:
-      return "created-outside-freed-inside";
-    case Crossing::kLiveThroughout:
-      return "live-throughout";
+    case UpdatePlacement::kSplit:
+      return "split";
   }
   return "";
 }
@@ -961,40 +1005,74 @@ SubgraphTree PartitionGraph(const Graph& graph, const MemoryModel& model,
   return Partitioner(graph, model, order, params).Run();
 }
 
-Bytes LeafPeak(const Graph& graph, const MemoryModel& model, const Leaf& leaf) {
-  const int k = static_cast<int>(leaf.ops.size());
-  if (k == 0) return 0;
-  std::unordered_map<StorageId, int> index;
-  index.reserve(leaf.storages.size());
-  std::vector<int> start(leaf.storages.size()), end(leaf.storages.size());
-  for (size_t i = 0; i < leaf.storages.size(); ++i) {
-    index.emplace(leaf.storages[i].storage, static_cast<int>(i));
-    const Crossing c = leaf.storages[i].crossing;
-    const bool entry = c == Crossing::kCreatedOutsideFreedInside || c == Crossing::kLiveThroughout;
-    const bool exit = c == Crossing::kCreatedInsideFreedOutside || c == Crossing::kLiveThroughout;
-    start[i] = entry ? 0 : k;  // created inside: set at the creator's step below
-    end[i] = exit ? k - 1 : -1;
-  }
-  for (int step = 0; step < k; ++step) {
-    const OpId op = leaf.ops[U(step)];
-    for (StorageId sid : model.Touches(op)) {
-      auto it = index.find(sid);
-      if (it == index.end())
-        throw std::logic_error("LeafPeak: a leaf op touches a storage the leaf does not list");
-      const size_t i = U(it->second);
-      if (graph.tensors[U(model.storages[U(sid)].root)].producer == op) start[i] = step;
-      end[i] = std::max(end[i], step);
+SubgraphTree WindowPartition(const Graph& graph, const MemoryModel& model,
+                             std::span<const OpId> order, const PartitionParams& params) {
+  if (params.node_limit < 1) throw std::invalid_argument("node_limit must be at least 1");
+  const Dependencies deps = BuildDependencies(graph);
+  if (std::string problem = CheckTopological(graph, deps, order); !problem.empty())
+    throw std::invalid_argument("WindowPartition: the order is not topological: " + problem);
+  const int n = graph.num_ops();
+  SubgraphTree tree;
+  tree.node_limit = params.node_limit;
+  tree.order.assign(order.begin(), order.end());
+  tree.phases = ResolvePhases(graph, deps, order);
+  tree.role.assign(U(n), OpRole::kSpine);
+  const std::vector<char> insensitive = MemoryInsensitivePositions(deps, order, n);
+
+  // Cuts: a window ends before the last insensitive op inside it once it reaches the limit.
+  std::vector<int> cuts = {0};
+  int last_insensitive = -1;
+  for (int p = 0; p < n; ++p) {
+    if (insensitive[U(p)] && p > cuts.back()) last_insensitive = p;
+    if (p - cuts.back() + 1 > params.node_limit) {
+      cuts.push_back(last_insensitive > cuts.back() ? last_insensitive : p);
+      last_insensitive = -1;
     }
   }
-  std::vector<Bytes> delta(U(k) + 1, 0);
-  for (size_t i = 0; i < leaf.storages.size(); ++i) {
-    if (start[i] > end[i]) throw std::logic_error("LeafPeak: storage with an empty lifetime");
-    delta[U(start[i])] += leaf.storages[i].size;
-    delta[U(end[i]) + 1] -= leaf.storages[i].size;
+  cuts.push_back(n);
+
+  tree.nodes.push_back(SubgraphNode{NodeType::kRoot, -1, {}, {}, {}, -1, n});
+  tree.leaf_of_op.assign(U(n), -1);
+  for (size_t w = 0; w + 1 < cuts.size(); ++w) {
+    Leaf leaf;
+    static_cast<Subgraph&>(leaf) = OrderWindow(graph, model, order, cuts[w], cuts[w + 1]);
+    const int id = static_cast<int>(tree.leaves.size());
+    leaf.node = static_cast<int>(tree.nodes.size());
+    leaf.first_step = cuts[w];
+    leaf.over_limit = static_cast<int>(leaf.ops.size()) > params.node_limit;
+    for (const LeafStorage& b : leaf.storages) {
+      const bool entry = b.crossing == Crossing::kCreatedOutsideFreedInside ||
+                         b.crossing == Crossing::kLiveThroughout;
+      const bool exit = b.crossing == Crossing::kCreatedInsideFreedOutside ||
+                        b.crossing == Crossing::kLiveThroughout;
+      if (entry) leaf.entry_bytes += b.size;
+      if (exit) leaf.exit_bytes += b.size;
+      if (entry && exit) leaf.throughout_bytes += b.size;
+    }
+    for (OpId op : leaf.ops) tree.leaf_of_op[U(op)] = id;
+    SubgraphNode node{NodeType::kDependent, 0, {}, {id}, {}, id, static_cast<int>(leaf.ops.size())};
+    node.parts.push_back({cuts[w], cuts[w + 1] - 1, 0, 0, order[U(cuts[w])], kNoOp});
+    tree.nodes[0].children.push_back(leaf.node);
+    tree.nodes[0].leaves.push_back(id);
+    tree.nodes.push_back(std::move(node));
+    tree.leaves.push_back(std::move(leaf));
   }
-  Bytes live = 0, peak = 0;
-  for (int step = 0; step < k; ++step) peak = std::max(peak, live += delta[U(step)]);
-  return peak;
+
+  // ROAM's layout rule, as PartitionGraph applies it.
+  const auto life = ComputeLifetimes(graph, model, order);
+  tree.layout_leaf.assign(model.storages.size(), -1);
+  for (StorageId sid : model.planned) {
+    const Storage& storage = model.storages[U(sid)];
+    const OpId creator = graph.tensors[U(storage.root)].producer;
+    const int created = tree.leaf_of_op[U(creator)];
+    const int freed = tree.leaf_of_op[U(order[U(life[U(sid)].end)])];
+    int layout = created;
+    if (!storage.output && freed != created && tree.phases.phase[U(creator)] == Phase::kForward)
+      layout = freed;
+    tree.layout_leaf[U(sid)] = layout;
+    tree.leaves[U(layout)].layout.push_back(sid);
+  }
+  return tree;
 }
 
 }  // namespace roam

@@ -19,6 +19,7 @@
 
 #include "core/graph.h"
 #include "core/memory_model.h"
+#include "core/subgraph.h"
 #include "core/types.h"
 
 namespace roam {
@@ -29,6 +30,9 @@ enum class UpdatePlacement : std::uint8_t {
                // the estimated peak
   kWhenReady,  // in the segment where its inputs are ready (no delays)
   kAtEnd,      // all in the last segment, as optimizer.step() after backward() does
+  kSplit,      // each branch split: the ops that consume its gradient run when ready (freeing
+               // it), the tail that only makes temporaries (Adam's sqrt, div) in the last
+               // segment, after the activation peak (docs/partition.md)
 };
 std::string_view ToString(UpdatePlacement placement);
 
@@ -79,32 +83,20 @@ enum class OpRole : std::uint8_t {
 };
 std::string_view ToString(OpRole role);
 
-// How a planned storage resident during a leaf crosses the leaf's boundary.
-enum class Crossing : std::uint8_t {
-  kInner,                      // created and freed inside
-  kCreatedInsideFreedOutside,  // CIFO: live at exit
-  kCreatedOutsideFreedInside,  // COFI: live at entry
-  kLiveThroughout,             // COFO: created before, freed after; live at entry and exit
-};
-std::string_view ToString(Crossing crossing);
-
-struct LeafStorage {
-  StorageId storage = kNoStorage;
-  Bytes size = 0;  // aligned, as in the MemoryModel
-  Crossing crossing = Crossing::kInner;
-};
+// How a planned storage resident during a leaf crosses its boundary: core/subgraph.h.
+using LeafStorage = BoundaryStorage;
 
 // A leaf: a contiguous block of the partition's order. A storage counts as freed when the last
 // op touching it runs; output storages are never freed (they are live at the exit of every
 // leaf from their creator on), exactly as in core/memory_model.h.
-struct Leaf {
+// A Leaf is a Subgraph: `ops` is its sub-order in the order being refined, and `storages` every
+// planned storage resident at some step of the leaf (live at entry = COFI + COFO, created
+// inside = inner + CIFO, live at exit = CIFO + COFO), sorted by storage id; so it goes to the
+// order ILP and to SubgraphPeak (its term of ROAM eq 1) as it is.
+struct Leaf : Subgraph {
   int node = -1;                            // the tree node that is this leaf
-  std::vector<OpId> ops;                    // sub-order: the leaf's ops in the order being refined
   Step first_step = 0;                      // position of ops.front() in SubgraphTree::order
   int first_segment = 0, last_segment = 0;  // spine segments it covers
-  // Every planned storage resident at some step of the leaf: live at entry = COFI + COFO,
-  // created inside = inner + CIFO, live at exit = CIFO + COFO. Sorted by storage id.
-  std::vector<LeafStorage> storages;
   Bytes entry_bytes = 0;          // COFI + COFO
   Bytes exit_bytes = 0;           // CIFO + COFO
   Bytes throughout_bytes = 0;     // COFO
@@ -146,6 +138,7 @@ struct WeightUpdateBranch {
   Bytes grad_bytes = 0;   // size_grad of ROAM eq 6
   int earliest_segment = 0;
   int segment = 0;  // where the scheduler placed it (> earliest_segment when delayed)
+  bool tail = false;  // kSplit: the temporary-making tail of a branch, in the last segment
 };
 
 struct SubgraphTree {
@@ -176,9 +169,12 @@ struct SubgraphTree {
 SubgraphTree PartitionGraph(const Graph& graph, const MemoryModel& model,
                             std::span<const OpId> order, const PartitionParams& params = {});
 
-// The theoretical peak of a leaf's sub-order counting its boundary memory (the live-at-entry
-// storages until their last use inside, the created-inside-freed-outside ones until the end of
-// the leaf, the live-throughout ones all along): the leaf's term of ROAM eq 1.
-Bytes LeafPeak(const Graph& graph, const MemoryModel& model, const Leaf& leaf);
+// A flat alternative to the tree: `order` itself cut into contiguous windows of at most
+// node_limit ops, preferably just before a memory-insensitive op, each window a leaf under the
+// root (no forward/backward pairing, no branches moved). For orders the tree would make worse:
+// concatenating the leaves gives `order` back unchanged. Storages are classified and assigned a
+// layout leaf by the same rules as PartitionGraph. Throws as PartitionGraph does.
+SubgraphTree WindowPartition(const Graph& graph, const MemoryModel& model,
+                             std::span<const OpId> order, const PartitionParams& params = {});
 
 }  // namespace roam

@@ -87,13 +87,13 @@ const char* StatusName(ilp::ModelStatus s) {
 void OrderRow(const Loaded& l, const char* where, int begin, int size) {
   const auto& program = l.graph.program_order;
   begin = std::clamp(begin, 0, l.graph.num_ops() - size);
-  ilp::Subgraph sub = ilp::OrderWindow(l.graph, l.model, program, begin, begin + size);
+  ilp::Subgraph sub = OrderWindow(l.graph, l.model, program, begin, begin + size);
   std::vector<char> in(size_t(l.graph.num_ops()), 0);
   for (OpId op : sub.ops) in[size_t(op)] = 1;
   std::vector<OpId> warm;
   for (OpId op : l.heuristic)
     if (in[size_t(op)]) warm.push_back(op);
-  const Bytes program_peak = ilp::SubgraphPeak(
+  const Bytes program_peak = SubgraphPeak(
       l.graph, l.model, sub, std::span(program).subspan(size_t(begin), size_t(size)));
   ilp::OrderIlpParams params;
   params.solve.time_limit_s = Limit();

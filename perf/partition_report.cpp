@@ -84,9 +84,9 @@ int Run(std::vector<std::string> configs, const std::vector<std::string>& overri
     const Graph graph = gen::GenerateGraph(config);
     const MemoryModel model = BuildMemoryModel(graph, config.planner.alignment);
     PartitionParams params;
-    params.node_limit = config.planner.node_limit;
-    params.alpha = config.planner.alpha;
-    params.delay_radius = config.planner.delay_radius;
+    params.node_limit = config.planner.partition.node_limit;
+    params.alpha = config.planner.partition.alpha;
+    params.delay_radius = config.planner.partition.delay_radius;
     const SubgraphTree tree = PartitionGraph(graph, model, graph.program_order, params);
     const Bytes program = TheoreticalPeak(graph, model, graph.program_order);
     const Bytes peak = TheoreticalPeak(graph, model, tree.order);

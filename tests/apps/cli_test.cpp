@@ -85,8 +85,8 @@ TEST_F(Cli, AConfigsPlannerSettingsApplyUnlessAFlagOverridesThem) {
     return r.exit_code == 0 ? nlohmann::json::parse(r.out)["node_limit"].get<int>() : -1;
   };
   EXPECT_EQ(node_limit({}), 40);
-  EXPECT_EQ(node_limit({"--set", "planner.node_limit=7"}), 7);
-  EXPECT_EQ(node_limit({"--set", "planner.node_limit=7", "--node-limit", "9"}), 9);
+  EXPECT_EQ(node_limit({"--set", "planner.partition.node_limit=7"}), 7);
+  EXPECT_EQ(node_limit({"--set", "planner.partition.node_limit=7", "--node-limit", "9"}), 9);
 }
 
 TEST_F(Cli, ValidateReportsTheFirstViolationWithExitOne) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -69,6 +70,36 @@ TEST_F(BatchCliTest, ABrokenInputFailsAloneAndTheOthersFinish) {
   std::string html = ReadFile(Path("out/report.html"));
   EXPECT_NE(html.find("<table id=\"summary\">"), std::string::npos);
   EXPECT_NE(html.find("alexnet layout"), std::string::npos);
+}
+
+// The default mode runs the optimizer in the job's arena; its account becomes CSV columns.
+TEST_F(BatchCliTest, RoamModeRecordsTheOptimizersAccount) {
+  auto r = RunRoam({"batch", Config(), "--set", "planner.time_limit=30", "--set",
+                    "planner.leaf_order.time_limit=1", "-o", Path("out"), "--jobs", "1",
+                    "--threads-per-job", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ResultSet set = ParseResults(ReadFile(Path("out/summary.json")), "summary.json");
+  ASSERT_EQ(set.runs.size(), 1u);
+  const RunRecord& run = set.runs[0];
+  EXPECT_EQ(run.spec.mode, Mode::kRoam);
+  EXPECT_EQ(run.result.method, "roam");
+  std::map<std::string, std::string> figures(run.figures.begin(), run.figures.end());
+  for (const char* f :
+       {"gap [ratio]", "order_outcome", "layout_outcome", "leaves", "leaves_proved_optimal",
+        "baseline_won", "optimizer_heuristic_total_peak [B]"})
+    EXPECT_EQ(figures.count(f), 1u) << f;
+  EXPECT_GT(std::stoi(figures["leaves"]), 0);
+  // Never worse than the optimizer's own best baseline, nor than PyTorch; never below the bound.
+  EXPECT_LE(run.result.total_peak, std::stoll(figures["optimizer_heuristic_total_peak [B]"]));
+  EXPECT_LE(run.result.total_peak, run.pytorch.total_peak);
+  EXPECT_GE(run.result.theoretical_peak, run.lower_bound);
+  std::string header = Lines(ReadFile(Path("out/summary.csv")))[0];
+  EXPECT_NE(header.find(",outcome,gap [ratio],order_outcome,layout_outcome,leaves,"),
+            std::string::npos)
+      << header;
+  ASSERT_EQ(RunRoam({"export-graph", Config(), "-o", Path("g.json")}).exit_code, 0);
+  auto v = RunRoam({"validate", Path("g.json"), Path("out/plans/alexnet.plan.json")});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
 TEST_F(BatchCliTest, AllGoodIsExitZeroAndARerunResumes) {

@@ -53,7 +53,7 @@ TEST_F(SweepTest, ThreadsAxisIsThePlannerThreadsKey) {
       ExpandSweep(LoadSweep(SweepFile("inputs: a.yaml\ngrid: {threads: [1, 2]}\n")));
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[1].overrides, (std::vector<std::string>{"planner.threads=2"}));
-  EXPECT_EQ(runs[1].mode, Mode::kModel);
+  EXPECT_EQ(runs[1].mode, Mode::kRoam);  // no mode axis: ROAM
 }
 
 TEST_F(SweepTest, NoGridIsOneRunPerInput) {

@@ -30,7 +30,7 @@ TEST(Config, FamilyDefaultsFillUnsetKeys) {
   EXPECT_EQ(c.model.n_positions, 512);
   EXPECT_EQ(c.model.name, "bert-x");
   EXPECT_EQ(c.training.optimizer, OptimizerKind::kAdam);
-  EXPECT_EQ(c.planner.node_limit, 40);
+  EXPECT_EQ(c.planner.partition.node_limit, 40);
   EXPECT_EQ(c.planner.alignment, 512);
 }
 
@@ -48,13 +48,14 @@ training:
   momentum: 0.9
   nesterov: true
 planner:
-  node_limit: 100
+  mode: model
   threads: 3
-  leaf_time_limit: 2.5
   time_limit: 60
-  alpha: 3
-  delay_radius: 0.5
   alignment: 256
+  bound_shortcut: false
+  partition: {node_limit: 100, alpha: 3, delay_radius: 0.5, update_placement: at-end}
+  leaf_order: {enabled: false, time_limit: 2.5}
+  leaf_layout: {time_limit: 1.5, max_storages: 9}
 )",
                          "c.yaml");
   EXPECT_EQ(c.model.n_layer, 2);
@@ -63,13 +64,20 @@ planner:
   EXPECT_EQ(c.training.optimizer, OptimizerKind::kSgd);
   EXPECT_DOUBLE_EQ(c.training.momentum, 0.9);
   EXPECT_TRUE(c.training.nesterov);
-  EXPECT_EQ(c.planner.node_limit, 100);
+  EXPECT_EQ(c.planner.mode, OptimizeMode::kModel);
   EXPECT_EQ(c.planner.threads, 3);
-  EXPECT_DOUBLE_EQ(c.planner.leaf_time_limit, 2.5);
   EXPECT_DOUBLE_EQ(c.planner.time_limit, 60);
-  EXPECT_DOUBLE_EQ(c.planner.alpha, 3);
-  EXPECT_DOUBLE_EQ(c.planner.delay_radius, 0.5);
   EXPECT_EQ(c.planner.alignment, 256);
+  EXPECT_FALSE(c.planner.bound_shortcut);
+  EXPECT_EQ(c.planner.partition.node_limit, 100);
+  EXPECT_DOUBLE_EQ(c.planner.partition.alpha, 3);
+  EXPECT_DOUBLE_EQ(c.planner.partition.delay_radius, 0.5);
+  EXPECT_EQ(c.planner.partition.update_placement, UpdatePlacement::kAtEnd);
+  EXPECT_FALSE(c.planner.leaf_order.enabled);
+  EXPECT_DOUBLE_EQ(c.planner.leaf_order.time_limit, 2.5);
+  EXPECT_TRUE(c.planner.leaf_layout.enabled);
+  EXPECT_DOUBLE_EQ(c.planner.leaf_layout.time_limit, 1.5);
+  EXPECT_EQ(c.planner.leaf_layout.max_storages, 9);
 }
 
 TEST(Config, AdamwDefaultsToTorchsWeightDecay) {
@@ -80,9 +88,9 @@ TEST(Config, AdamwDefaultsToTorchsWeightDecay) {
 
 TEST(Config, OverridesApplyBeforeValidationAndCreateSections) {
   Config c = ParseConfig("model: {family: gpt2, batch: 1}", "c.yaml",
-                         {"model.batch=4", "planner.node_limit=7", "model.n_head=16"});
+                         {"model.batch=4", "planner.partition.node_limit=7", "model.n_head=16"});
   EXPECT_EQ(c.model.batch, 4);
-  EXPECT_EQ(c.planner.node_limit, 7);
+  EXPECT_EQ(c.planner.partition.node_limit, 7);
   EXPECT_EQ(c.model.n_head, 16);
   // A later --set wins; an override can also fix a value the file gets wrong.
   EXPECT_EQ(ParseConfig("model: {family: gpt2, n_head: 5}", "c", {"model.n_head=12"}).model.n_head,
@@ -94,8 +102,12 @@ TEST(ConfigRejects, UnknownKeyWithTheClosestValidOne) {
       ErrorOf("model:\n  family: gpt2\n  n_layers: 4\n"),
       {"conf.yaml", "model.n_layers", "line 3", "unknown key", "did you mean model.n_layer?"});
   ExpectMentions(ErrorOf("modle: {family: gpt2}"), {"modle", "did you mean model?"});
-  ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {node_limt: 3}"),
-                 {"planner.node_limt", "did you mean planner.node_limit?"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {partition: {node_limt: 3}}"),
+                 {"planner.partition.node_limt", "did you mean planner.partition.node_limit?"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {node_limit: 3}"),
+                 {"planner.node_limit", "has moved to planner.partition.node_limit"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {leaf_order: 3}"),
+                 {"planner.leaf_order", "must be a mapping"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\ntraining: {optimiser: sgd}"),
                  {"training.optimiser", "did you mean training.optimizer?"});
 }

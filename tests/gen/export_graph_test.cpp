@@ -17,11 +17,6 @@ using GenCli = testing::TempDirTest;
 
 const std::string kConfigs = ROAM_CONFIGS_DIR;
 
-// evaluate needs the baseline layouts; builds without them say so instead of planning.
-bool LayoutsMissing(const testing::CommandResult& r) {
-  return r.exit_code == 2 && r.err.find("unknown layout") != std::string::npos;
-}
-
 TEST_F(GenCli, ExportGraphWritesAGraphThatLoadsAndEvaluates) {
   const std::string out = Path("resnet18.json");
   auto r =
@@ -31,14 +26,12 @@ TEST_F(GenCli, ExportGraphWritesAGraphThatLoadsAndEvaluates) {
   Graph g = LoadGraph(out);
   EXPECT_EQ(g.name, "resnet18");
   auto e = RunRoam({"evaluate", out, "--json"});
-  if (LayoutsMissing(e)) GTEST_SKIP() << "this build has no baseline layouts yet";
   EXPECT_EQ(e.exit_code, 0) << e.err;
 }
 
 TEST_F(GenCli, EvaluateAcceptsAConfigWithOverridesDirectly) {
   auto small = RunRoam({"evaluate", kConfigs + "/gpt2-small.yaml", "--set", "model.n_layer=2",
                         "--set", "model.seq_len=128", "--json"});
-  if (LayoutsMissing(small)) GTEST_SKIP() << "this build has no baseline layouts yet";
   ASSERT_EQ(small.exit_code, 0) << small.err;
   EXPECT_NE(small.out.find("\"graph\":\"gpt2-small\""), std::string::npos) << small.out;
   auto bigger = RunRoam({"evaluate", kConfigs + "/gpt2-small.yaml", "--set", "model.n_layer=2",

@@ -47,7 +47,7 @@ std::vector<Instance> MakeInstances(int count) {
 
 Outcome Solve(const Instance& x) {
   Outcome o;
-  OrderIlpResult r = SolveOrderIlp(x.graph, x.model, x.deps, WholeGraph(x.graph), {}, {});
+  OrderIlpResult r = SolveOrderIlp(x.graph, x.model, x.deps, WholeGraph(x.graph, x.model), {}, {});
   EXPECT_EQ(r.status, ModelStatus::kOptimal);
   o.order = r.order;
   o.peak = r.peak;

@@ -98,9 +98,9 @@ TEST(PartitionInvariants, HoldOnEveryConfigPreset) {
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     const gen::Config config = Preset(name, Overrides(name));
-    const Partitioned p = Partition(config, config.planner.node_limit);
+    const Partitioned p = Partition(config, config.planner.partition.node_limit);
     testing::CheckPartitionInvariants(p.graph, p.model, p.tree, p.graph.program_order,
-                                      config.planner.node_limit);
+                                      config.planner.partition.node_limit);
     // Every preset is a training step with a forward and a backward pass to mirror.
     EXPECT_NE(p.tree.forward_end, kNoOp);
     EXPECT_NE(p.tree.backward_start, kNoOp);

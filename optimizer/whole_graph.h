@@ -15,14 +15,14 @@
 #include "ilp/layout_ilp.h"
 #include "ilp/order_ilp.h"
 
-namespace roam::ilp {
+namespace roam::opt {
 
 struct WholeGraphParams {
   double time_limit_s = 60.0;
   // Share of the budget the order ILP may use; the layout ILP gets whatever is left then.
   double order_share = 0.5;
-  OrderIlpParams order;    // its time limit is set from the budget
-  LayoutIlpParams layout;  // likewise
+  ilp::OrderIlpParams order;    // its time limit is set from the budget
+  ilp::LayoutIlpParams layout;  // likewise
 };
 
 enum class PartOutcome { kOptimal, kTimeLimited, kHeuristic };
@@ -30,7 +30,7 @@ std::string_view ToString(PartOutcome outcome);
 
 struct PartReport {
   PartOutcome outcome = PartOutcome::kHeuristic;
-  ModelStatus status = ModelStatus::kError;
+  ilp::ModelStatus status = ilp::ModelStatus::kError;
   Bytes value = 0;  // peak (order) or height (layout)
   Bytes lower_bound = 0;
   Bytes warm_start = 0;  // the heuristic's value
@@ -50,4 +50,4 @@ WholeGraphResult OptimizeWholeGraph(const Graph& graph, const MemoryModel& model
                                     std::span<const OpId> warm_order,
                                     const WholeGraphParams& params);
 
-}  // namespace roam::ilp
+}  // namespace roam::opt

@@ -1,13 +1,13 @@
-#include "ilp/whole_graph.h"
+#include "optimizer/whole_graph.h"
 
 #include <algorithm>
 #include <chrono>
 
-namespace roam::ilp {
+namespace roam::opt {
 namespace {
 
-PartOutcome Outcome(ModelStatus status, bool model_built, bool from_warm_start) {
-  if (status == ModelStatus::kOptimal) return PartOutcome::kOptimal;
+PartOutcome Outcome(ilp::ModelStatus status, bool model_built, bool from_warm_start) {
+  if (status == ilp::ModelStatus::kOptimal) return PartOutcome::kOptimal;
   if (!model_built || from_warm_start) return PartOutcome::kHeuristic;
   return PartOutcome::kTimeLimited;
 }
@@ -36,7 +36,7 @@ std::string_view ToString(PartOutcome outcome) {
     case PartOutcome::kTimeLimited:
       return "time-limited";
     case PartOutcome::kHeuristic:
-      return "heuristic fallback";
+      return "heuristic";
   }
   return "?";
 }
@@ -49,22 +49,22 @@ WholeGraphResult OptimizeWholeGraph(const Graph& graph, const MemoryModel& model
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
   WholeGraphResult result;
 
-  OrderIlpParams order_params = params.order;
+  ilp::OrderIlpParams order_params = params.order;
   order_params.solve.time_limit_s =
       std::max(0.0, params.time_limit_s * std::clamp(params.order_share, 0.0, 1.0));
   const Dependencies deps = BuildDependencies(graph);
-  OrderIlpResult order =
-      SolveOrderIlp(graph, model, deps, WholeGraph(graph), warm_order, order_params);
+  ilp::OrderIlpResult order =
+      ilp::SolveOrderIlp(graph, model, deps, WholeGraph(graph, model), warm_order, order_params);
   result.order = order.order;
   result.order_part = Report(order, order.peak, order.warm_start_peak);
 
   const auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, result.order));
-  LayoutIlpParams layout_params = params.layout;
+  ilp::LayoutIlpParams layout_params = params.layout;
   layout_params.solve.time_limit_s = std::max(0.0, params.time_limit_s - elapsed());
-  LayoutIlpResult layout = SolveLayoutIlp(intervals, model.alignment, layout_params);
+  ilp::LayoutIlpResult layout = ilp::SolveLayoutIlp(intervals, model.alignment, layout_params);
   result.offsets = layout.offsets;
   result.layout_part = Report(layout, layout.height, layout.warm_start_height);
   return result;
 }
 
-}  // namespace roam::ilp
+}  // namespace roam::opt

@@ -1,6 +1,6 @@
 // Whole-graph MODeL mode: the plan it returns is always valid, and each part says truthfully
 // whether it is optimal, time-limited or the heuristic it started from.
-#include "ilp/whole_graph.h"
+#include "optimizer/whole_graph.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include "tests/support/random_graph.h"
 #include "tests/support/test_data.h"
 
-namespace roam::ilp {
+namespace roam::opt {
 namespace {
 
 std::string CheckedPlan(const Graph& graph, const MemoryModel& model, const WholeGraphResult& r) {
@@ -66,4 +66,4 @@ TEST(WholeGraph, WithNoTimeTheHeuristicPlanIsReturnedAndSaidToBeOne) {
 }
 
 }  // namespace
-}  // namespace roam::ilp
+}  // namespace roam::opt

@@ -1,0 +1,81 @@
+// The optimizer: ROAM end to end (docs/optimizer.md). Load → baselines and the certified bound →
+// partition the best baseline order → solve the leaves concurrently (order ILP, then each
+// leaf's layout with activations pinned at the bottom) → merge → never worse than the best
+// baseline → a plan that passes the validator.
+//
+// In: a finalized graph and OptimizerParams (optimizer/params.h), plus optional run control
+// (an interrupt flag, a progress callback). Out: a valid plan, the baselines' figures on the
+// same graph, the certified lower bound and the gap to it, leaf counts and truthful labels.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/plan.h"
+#include "optimizer/params.h"
+#include "optimizer/whole_graph.h"
+
+namespace roam {
+
+// What a part of the plan is, in words that must be true (docs/optimizer.md, "Labels"):
+// optimal only with a proof (the certified bound is met, or a solver proved it), time-limited
+// only when a solver ran out of time after improving on its start, heuristic otherwise.
+using opt::PartOutcome;
+
+struct PlanFigures {
+  std::string name;  // "pytorch", "heuristic", "roam", "model"
+  std::string order, layout;  // how it was made, e.g. "program" + "pytorch"
+  PlanSummary summary;
+};
+
+struct LeafCounts {
+  int total = 0;
+  int sent_to_solver = 0;   // order ILP ran
+  int proved_optimal = 0;   // the solver proved the leaf's order optimal
+  int time_limited = 0;     // the solver ran out of time
+  int skipped_by_bound = 0; // could not lower the whole graph's peak (bound shortcut)
+  int not_started = 0;      // the run's time limit or an interrupt came first
+  int layouts_solved = 0;   // leaf layouts handed to the layout ILP
+};
+
+struct OptimizeResult {
+  Plan plan;  // passed ValidatePlan
+  OptimizeMode mode = OptimizeMode::kRoam;
+  Bytes lower_bound = 0;  // the certified bound (core/lower_bound.h)
+  double gap = 0.0;       // (plan theoretical peak - lower_bound) / theoretical peak
+  PartOutcome order_outcome = PartOutcome::kHeuristic;
+  PartOutcome layout_outcome = PartOutcome::kHeuristic;
+  // The pipeline's own plan before the never-worse comparison, and whether the best baseline
+  // plan replaced it because it was better.
+  PlanFigures pipeline;
+  bool baseline_won = false;
+  std::vector<PlanFigures> baselines;  // pytorch (program + caching allocator), heuristic
+  LeafCounts leaves;
+  bool peak_leaves_optimal = false;  // every leaf at the pipeline's peak proved optimal
+  bool interrupted = false;
+  bool time_limit_hit = false;
+  std::vector<std::string> notes;  // plain sentences for the summary
+  double seconds = 0.0;
+};
+
+struct Progress {
+  int leaves_done = 0, leaves_total = 0;
+  double elapsed = 0.0;
+  const char* stage = "";
+};
+
+struct RunControl {
+  // Set by another thread (a signal handler's flag): stop the solvers, return the best valid
+  // plan found so far with `interrupted` set.
+  const std::atomic<bool>* stop = nullptr;
+  std::function<void(const Progress&)> progress;  // never called by two threads at once
+};
+
+// Throws InputError for bad parameters; std::logic_error if a plan fails validation (a bug).
+OptimizeResult Optimize(const Graph& graph, const OptimizerParams& params,
+                        const RunControl& control = {});
+
+}  // namespace roam

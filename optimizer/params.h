@@ -1,0 +1,66 @@
+// Every setting of the optimizer in one place (docs/configs.md, "planner"). A config's planner
+// section has the same nesting: planner.threads, planner.partition.node_limit,
+// planner.leaf_order.time_limit, ... Command-line flags override single fields.
+#pragma once
+
+#include <string_view>
+
+#include "core/types.h"
+#include "partition/partition.h"
+
+namespace roam {
+
+enum class OptimizeMode : std::uint8_t {
+  kRoam,   // ROAM: partition, solve the leaves concurrently, merge
+  kModel,  // MODeL: the order ILP then the layout ILP on the whole graph
+};
+inline std::string_view ToString(OptimizeMode mode) {
+  return mode == OptimizeMode::kModel ? "model" : "roam";
+}
+inline bool ParseOptimizeMode(std::string_view text, OptimizeMode* mode) {
+  if (text != "roam" && text != "model") return false;
+  *mode = text == "model" ? OptimizeMode::kModel : OptimizeMode::kRoam;
+  return true;
+}
+
+// The order ILP on each leaf (ilp/order_ilp.h).
+struct LeafOrderParams {
+  bool enabled = true;
+  // Seconds GLPK may spend on one leaf. 5: GLPK proves leaves of up to about 50 ops in at most
+  // 1 s and closes no 100-op window in 20 s (perf/RESULTS.md, "ILP").
+  double time_limit = 5.0;
+};
+
+// The layout of the storages each leaf owns (ROAM's rule, partition/partition.h), activations
+// pinned at the bottom (ROAM eq 9).
+struct LeafLayoutParams {
+  bool enabled = true;
+  double time_limit = 2.0;  // seconds for one leaf's layout solve
+  // Leaves owning more storages than this keep the greedy layout (the ILP has a binary per
+  // pair of time-overlapping buffers).
+  int max_storages = 60;
+};
+
+struct OptimizerParams {
+  OptimizeMode mode = OptimizeMode::kRoam;
+  int threads = 0;                      // worker threads for leaf solves; 0 = all cores
+  double time_limit = 600.0;            // seconds for the whole run; 0 = no limit
+  Bytes alignment = kDefaultAlignment;  // bytes; sizes and offsets are rounded to it
+  // Send a leaf to the order ILP only when it can lower the whole graph's peak: its warm-start
+  // peak is above the certified bound and above the leaf's own forced residency.
+  bool bound_shortcut = true;
+  // Partition each weight-update placement (scheduled, when-ready, at-end) and keep the one
+  // whose order has the lowest peak, so the placement never makes the start worse than needed.
+  bool best_update_placement = true;
+  // Also try every baseline order with the weight updates' temporary-making tails (Adam's
+  // sqrt, div) moved after the activation peak (partition/partition.h, kSplit).
+  bool defer_update_tails = true;
+  // GLPK checks its time limit only between branch-and-bound nodes and has been seen to
+  // overshoot by up to about 3 s; no leaf is started with less than this left.
+  double solver_overshoot = 3.0;
+  PartitionParams partition;
+  LeafOrderParams leaf_order;
+  LeafLayoutParams leaf_layout;
+};
+
+}  // namespace roam

@@ -1,0 +1,279 @@
+// The ROAM optimizer end to end: valid plans, never worse than the baselines, labels that are
+// true, the fallback paths, determinism across thread counts.
+#include "optimizer/optimizer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "baseline/layouts.h"
+#include "baseline/orders.h"
+#include "core/error.h"
+#include "core/io.h"
+#include "core/lower_bound.h"
+#include "gen/config.h"
+#include "gen/generate.h"
+#include "tests/support/random_graph.h"
+#include "tests/support/run_command.h"
+
+namespace roam {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kConfigs = ROAM_CONFIGS_DIR;
+
+Graph Preset(const std::string& name, std::vector<std::string> overrides = {}) {
+  return gen::GenerateGraph(gen::LoadConfig(kConfigs + "/" + name, overrides));
+}
+
+// The best baseline plan: the best order of the baseline schedulers with the better of
+// best-fit and llfb.
+Bytes BestBaselineTotal(const Graph& graph, Bytes alignment) {
+  const MemoryModel model = BuildMemoryModel(graph, alignment);
+  Bytes best_peak = std::numeric_limits<Bytes>::max();
+  std::vector<OpId> best;
+  for (auto name : {"program", "lescea", "xla-list", "xla-dfs"}) {
+    auto order = ScheduleOrder(name, graph, model);
+    if (Bytes p = TheoreticalPeak(graph, model, order); p < best_peak) {
+      best_peak = p;
+      best = order;
+    }
+  }
+  const auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, best));
+  Bytes height = std::numeric_limits<Bytes>::max();
+  for (auto layout : {"best-fit", "llfb"})
+    height = std::min(height, LayoutHeight(intervals, PlaceBuffers(layout, intervals, alignment)));
+  return model.persistent_bytes + height;
+}
+
+void ExpectTruthful(const Graph& graph, const OptimizeResult& r) {
+  EXPECT_EQ(ValidatePlan(graph, r.plan), "");
+  const PlanSummary& s = r.plan.summary;
+  EXPECT_LE(r.lower_bound, s.theoretical_peak);
+  if (r.order_outcome == PartOutcome::kOptimal) {
+    EXPECT_EQ(s.theoretical_peak, r.lower_bound) << "an optimal order needs the bound met";
+  }
+  if (r.layout_outcome == PartOutcome::kOptimal) {
+    EXPECT_EQ(s.actual_peak, s.theoretical_peak) << "an optimal layout has no fragmentation";
+  }
+  if (s.theoretical_peak == r.lower_bound) {
+    EXPECT_EQ(r.order_outcome, PartOutcome::kOptimal);
+  }
+  EXPECT_LE(s.total_peak, r.baselines[1].summary.total_peak);
+  EXPECT_LE(s.total_peak, r.baselines[0].summary.total_peak);
+}
+
+// Every preset, small enough to run quickly: a valid plan, never worse than the best baseline
+// plan computed here independently, labels that hold.
+TEST(Optimizer, EveryPresetGetsAValidPlanNeverWorseThanTheBestBaseline) {
+  for (const auto& entry : fs::directory_iterator(kConfigs)) {
+    if (entry.path().extension() != ".yaml") continue;
+    const std::string name = entry.path().filename().string();
+    std::vector<std::string> small = {"model.batch=1"};
+    const std::string family = gen::LoadConfig(entry.path().string()).model.family ==
+                                       gen::Family::kGpt2 ||
+                                   gen::LoadConfig(entry.path().string()).model.family ==
+                                       gen::Family::kBert
+                               ? "token"
+                               : "image";
+    if (family == "token") {
+      small.push_back("model.n_layer=2");
+      small.push_back("model.seq_len=64");
+    } else {
+      small.push_back("model.image_size=64");
+    }
+    const Graph graph = Preset(name, small);
+    OptimizerParams params;
+    params.time_limit = 20;
+    params.leaf_order.time_limit = 0.5;
+    params.leaf_layout.time_limit = 0.5;
+    const OptimizeResult r = Optimize(graph, params);
+    SCOPED_TRACE(name);
+    ExpectTruthful(graph, r);
+    EXPECT_LE(r.plan.summary.total_peak, BestBaselineTotal(graph, params.alignment));
+    EXPECT_GT(r.leaves.total, 0);
+  }
+}
+
+// The certified bound is reached on ResNet-50 at batch 1, where the best baseline order is
+// 7% above it: the weight updates' temporary-making tails run after the activation peak.
+TEST(Optimizer, ResnetAtBatchOneReachesTheCertifiedBound) {
+  const Graph graph = Preset("resnet50.yaml", {"model.batch=1"});
+  const OptimizeResult r = Optimize(graph, {});
+  ExpectTruthful(graph, r);
+  EXPECT_EQ(r.plan.summary.theoretical_peak, r.lower_bound);
+  EXPECT_LT(r.plan.summary.theoretical_peak, r.baselines[1].summary.theoretical_peak);
+  EXPECT_EQ(r.order_outcome, PartOutcome::kOptimal);
+}
+
+// With the bound shortcut off every leaf of more than one op goes to the solver; when each is
+// solved to optimality the plan is the same at 1 and 2 threads.
+TEST(Optimizer, TheSamePlanAtOneAndTwoThreadsWhenEveryLeafIsSolvedToOptimality) {
+  const Graph graph = Preset("gpt2-small.yaml", {"model.n_layer=1", "model.seq_len=32",
+                                                 "model.n_embd=64", "model.n_head=2",
+                                                 "model.vocab=256"});
+  OptimizerParams params;
+  params.bound_shortcut = false;
+  params.partition.node_limit = 12;
+  params.leaf_order.time_limit = 30;
+  params.time_limit = 0;
+  params.threads = 1;
+  const OptimizeResult one = Optimize(graph, params);
+  params.threads = 2;
+  const OptimizeResult two = Optimize(graph, params);
+  ASSERT_GT(one.leaves.sent_to_solver, 1);
+  ASSERT_EQ(one.leaves.proved_optimal, one.leaves.sent_to_solver);
+  ASSERT_EQ(two.leaves.proved_optimal, two.leaves.sent_to_solver);
+  EXPECT_EQ(one.plan.order, two.plan.order);
+  EXPECT_EQ(one.plan.buffers, two.plan.buffers);
+  ExpectTruthful(graph, two);
+}
+
+// A leaf solver that runs out of time keeps its incumbent; the plan stays valid and no part is
+// called optimal without a proof.
+TEST(Optimizer, LeavesThatRunOutOfTimeStillGiveAValidPlan) {
+  const Graph graph = Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2",
+                                              "model.image_size=64"});
+  OptimizerParams params;
+  params.bound_shortcut = false;
+  params.leaf_order.time_limit = 0.01;
+  params.leaf_layout.time_limit = 0.01;
+  const OptimizeResult r = Optimize(graph, params);
+  ExpectTruthful(graph, r);
+  EXPECT_GT(r.leaves.sent_to_solver, 0);
+  EXPECT_LT(r.leaves.proved_optimal, r.leaves.sent_to_solver);
+}
+
+// With no time at all no leaf is started: the plan is the best start, labelled as such.
+TEST(Optimizer, NoTimeLeftMeansNoLeafStartsAndTheStartIsReturned) {
+  const Graph graph = Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2",
+                                              "model.image_size=64"});
+  OptimizerParams params;
+  params.bound_shortcut = false;
+  params.time_limit = 0.001;
+  const OptimizeResult r = Optimize(graph, params);
+  ExpectTruthful(graph, r);
+  EXPECT_EQ(r.leaves.sent_to_solver, 0);
+  EXPECT_GT(r.leaves.not_started, 0);
+  EXPECT_TRUE(r.time_limit_hit);
+}
+
+// An interrupt stops the solvers; the best plan so far is valid and says it was interrupted.
+TEST(Optimizer, AnInterruptGivesTheBestValidPlanSoFar) {
+  const Graph graph = Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2",
+                                              "model.image_size=64"});
+  OptimizerParams params;
+  params.bound_shortcut = false;
+  params.leaf_order.time_limit = 60;
+  params.time_limit = 0;
+  std::atomic<bool> stop{false};
+  RunControl control;
+  control.stop = &stop;
+  std::thread interrupter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop = true;
+  });
+  const auto started = std::chrono::steady_clock::now();
+  const OptimizeResult r = Optimize(graph, params, control);
+  interrupter.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_LT(seconds, 30.0) << "the solvers must stop soon after the interrupt";
+  ExpectTruthful(graph, r);
+}
+
+// The order a whole graph gets equals brute force when it is small enough to be one leaf.
+TEST(Optimizer, OneLeafGraphsGetTheBruteForceOptimumOrder) {
+  std::mt19937_64 rng(4);
+  for (int trial = 0; trial < 25; ++trial) {
+    testing::RandomGraphOptions options;
+    options.ops = 3 + trial % 6;
+    const Graph graph = testing::RandomGraph(rng, options);
+    OptimizerParams params;
+    params.alignment = 1;
+    params.time_limit = 0;
+    params.bound_shortcut = trial % 2 == 0;
+    const OptimizeResult r = Optimize(graph, params);
+    const MemoryModel model = BuildMemoryModel(graph, 1);
+    EXPECT_EQ(r.plan.summary.theoretical_peak, testing::BruteForceMinPeak(graph, model))
+        << "trial " << trial;
+    ExpectTruthful(graph, r);
+  }
+}
+
+TEST(Optimizer, BadParametersAreBadInput) {
+  const Graph graph = Preset("alexnet.yaml", {"model.image_size=64"});
+  OptimizerParams params;
+  params.alignment = 0;
+  EXPECT_THROW(Optimize(graph, params), InputError);
+}
+
+using OptimizeCli = testing::TempDirTest;
+
+TEST_F(OptimizeCli, JsonHasTheSummaryTheBoundTheBaselinesAndTheLeaves) {
+  const std::string plan = Path("p.json");
+  auto r = testing::RunRoam({"optimize", kConfigs + "/resnet50.yaml", "--set", "model.batch=1",
+                             "--json", "-o", plan});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  for (const char* key : {"ops", "storages", "persistent_bytes", "theoretical_peak",
+                          "actual_peak", "fragmentation", "total_peak", "seconds", "graph",
+                          "mode", "lower_bound", "gap", "order", "layout", "leaves", "baselines"})
+    EXPECT_TRUE(doc.contains(key)) << key;
+  EXPECT_EQ(doc["mode"], "roam");
+  EXPECT_EQ(doc["lower_bound"], doc["theoretical_peak"]);
+  EXPECT_EQ(doc["order"], "optimal");
+  EXPECT_EQ(doc["baselines"][0]["name"], "pytorch");
+  EXPECT_EQ(doc["baselines"][1]["name"], "heuristic");
+  for (const char* key : {"total", "sent_to_solver", "proved_optimal", "time_limited"})
+    EXPECT_TRUE(doc["leaves"].contains(key)) << key;
+  auto g = testing::RunRoam({"export-graph", kConfigs + "/resnet50.yaml", "--set",
+                             "model.batch=1", "-o", Path("g.json")});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  auto v = testing::RunRoam({"validate", Path("g.json"), plan});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+TEST_F(OptimizeCli, TextSummaryShowsEveryPlanSideBySide) {
+  auto r = testing::RunRoam({"optimize", kConfigs + "/alexnet.yaml", "--set",
+                             "model.image_size=64", "--threads", "1", "--node-limit", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* text : {"pytorch", "heuristic", "roam", "lower_bound", "order             optimal",
+                           "leaves", "reduction vs pytorch"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+  EXPECT_EQ(r.err, "") << "no progress line when stderr is not a terminal";
+}
+
+TEST_F(OptimizeCli, AnInterruptWritesTheBestPlanAndExits130) {
+  const std::string plan = Path("p.json");
+  auto g = testing::RunRoam({"export-graph", kConfigs + "/vit-b16.yaml", "--set", "model.batch=1",
+                             "--set", "model.n_layer=2", "--set", "model.image_size=64", "-o",
+                             Path("g.json")});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  auto r = testing::RunCommand(
+      "timeout", {"--preserve-status", "--signal=INT", "1", ROAM_BINARY_FOR_TESTS, "optimize",
+                  kConfigs + "/vit-b16.yaml", "--set", "model.batch=1", "--set",
+                  "model.n_layer=2", "--set", "model.image_size=64", "--leaf-time-limit", "60",
+                  "--time-limit", "0", "--set", "planner.bound_shortcut=false", "-o", plan});
+  EXPECT_EQ(r.exit_code, 130) << r.out << r.err;
+  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+  auto v = testing::RunRoam({"validate", Path("g.json"), plan});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+TEST_F(OptimizeCli, ModeModelIsTheWholeGraphIlpWithTheCertifiedBound) {
+  auto r = testing::RunRoam({"optimize", kConfigs + "/alexnet.yaml", "--set",
+                             "model.image_size=64", "--mode", "model", "--time-limit", "5",
+                             "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["mode"], "model");
+  EXPECT_LE(doc["lower_bound"].get<Bytes>(), doc["theoretical_peak"].get<Bytes>());
+}
+
+}  // namespace
+}  // namespace roam
