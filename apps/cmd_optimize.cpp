@@ -34,6 +34,7 @@ struct OptimizeOptions {
   double leaf_time_limit_s = 0;
   Bytes alignment = kDefaultAlignment;
   bool quiet = false;
+  bool no_bound_shortcut = false;
   // Unset flags leave the input's planner section in force (FlagOr).
   const CLI::Option *mode_flag = nullptr, *threads_flag = nullptr, *node_limit_flag = nullptr,
                     *time_limit_flag = nullptr, *leaf_time_limit_flag = nullptr,
@@ -96,6 +97,7 @@ int RunOptimize(const OptimizeOptions& options) {
       FlagOr(options.leaf_time_limit_flag, options.leaf_time_limit_s, params.leaf_order.time_limit);
   params.leaf_order.time_limit = leaf_limit;
   params.alignment = FlagOr(options.alignment_flag, options.alignment, params.alignment);
+  if (options.no_bound_shortcut) params.bound_shortcut = false;
 
   RunControl control;
   control.stop = &g_stop;
@@ -205,6 +207,9 @@ void AddOptimizeCommand(CLI::App& app, Action& action) {
                       "planner.leaf_order.time_limit)")
           ->check(CLI::NonNegativeNumber);
   options->alignment_flag = AddAlignmentOption(*cmd, options->alignment);
+  cmd->add_flag("--no-bound-shortcut", options->no_bound_shortcut,
+                "Send every leaf of more than one op to the order ILP, even those that cannot "
+                "lower the peak (default: planner.bound_shortcut)");
   cmd->add_flag("--quiet", options->quiet, "No progress line on the terminal");
   AddPlanOutputOptions(*cmd, options->output);
   cmd->callback([options, &action] { action = [options] { return RunOptimize(*options); }; });

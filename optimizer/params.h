@@ -26,9 +26,9 @@ inline bool ParseOptimizeMode(std::string_view text, OptimizeMode* mode) {
 // The order ILP on each leaf (ilp/order_ilp.h).
 struct LeafOrderParams {
   bool enabled = true;
-  // Seconds GLPK may spend on one leaf. 5: GLPK proves leaves of up to about 50 ops in at most
-  // 1 s and closes no 100-op window in 20 s (perf/RESULTS.md, "ILP").
-  double time_limit = 5.0;
+  // Seconds GLPK may spend on one leaf. 2.5: every leaf GLPK closed took at most 2.2 s, and it
+  // closes no 100-op window in 20 s (perf/RESULTS.md, "ILP"); longer only delays the plan.
+  double time_limit = 2.5;
 };
 
 // The layout of the storages each leaf owns (ROAM's rule, partition/partition.h), activations

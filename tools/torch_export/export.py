@@ -14,6 +14,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from roam_torch.options import (add_model_arguments, check_model_arguments,  # noqa: E402
+                                spec_from_arguments)
+
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
 
 
@@ -26,32 +29,14 @@ class _Parser(argparse.ArgumentParser):
 def parse_args(argv):
     p = _Parser(prog="export.py", description=__doc__.split("\n\n")[0],
                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--model", metavar="NAME",
-                      help="a torchvision classification model, e.g. resnet18 (see --list)")
-    what.add_argument("--config", metavar="CONFIG.yaml",
-                      help="a roam YAML config (docs/configs.md): gpt2 traces the built-in "
-                           "nanoGPT model, image families their torchvision model")
+    what = add_model_arguments(p)
     what.add_argument("--list", action="store_true", help="list the torchvision models")
-    p.add_argument("--batch", type=int, metavar="N",
-                   help="batch size (default 32 for --model; overrides model.batch)")
-    p.add_argument("--image-size", type=int, default=224, metavar="S",
-                   help="input images are S x S (torchvision models; default 224)")
-    p.add_argument("--num-classes", type=int, default=1000, metavar="C",
-                   help="classifier outputs (torchvision models; default 1000)")
-    p.add_argument("--optimizer", choices=("adam", "adamw", "sgd"),
-                   help="optimizer, foreach=False (default adam; overrides training.optimizer)")
-    p.add_argument("--dropout", choices=("cuda", "cpu"),
-                   help="dropout as CUDA runs it (native_dropout, bool mask; the default) or as "
-                        "CPU runs it (bernoulli_ on a float mask); overrides model.device")
-    p.add_argument("--name", help="graph name (default: model and batch, or the config name)")
     p.add_argument("-o", "--output", metavar="GRAPH", help="where to write the graph")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
     args = p.parse_args(argv)
     if not args.list and not args.output:
         p.error("the following arguments are required: -o/--output")
-    if args.config is not None and (args.image_size != 224 or args.num_classes != 1000):
-        p.error("--image-size and --num-classes apply to --model only")
+    check_model_arguments(p, args)
     return args
 
 
@@ -72,15 +57,7 @@ def main(argv=None):
     if not os.path.isdir(out_dir):
         return _fail(f"-o {args.output}: directory {out_dir} does not exist", EXIT_BAD_INPUT)
     try:
-        if args.model is not None:
-            spec = specs.torchvision_spec(
-                args.model, batch=32 if args.batch is None else args.batch,
-                image_size=args.image_size, optimizer=args.optimizer or "adam",
-                num_classes=args.num_classes, dropout_form=args.dropout or "cuda",
-                name=args.name)
-        else:
-            spec = specs.load_config(args.config, batch=args.batch, optimizer=args.optimizer,
-                                     dropout_form=args.dropout, name=args.name)
+        spec = spec_from_arguments(args)
     except specs.UsageError as e:
         return _fail(str(e), EXIT_BAD_INPUT)
 

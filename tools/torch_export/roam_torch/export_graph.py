@@ -271,8 +271,25 @@ class _Builder:
         self.report.tensors = len(self.tensors)
 
 
+@dataclass
+class Export:
+    """A built graph with the link back to the fx graph it came from (tools/torch_export/
+    run_plan.py replays the fx nodes on real tensors and needs to know which graph tensor each
+    node's value is)."""
+    graph: dict
+    report: ExportReport
+    op_nodes: list  # op id -> fx node
+    tensor_of: dict  # fx node -> tensor id (dropped detach nodes map to their input's tensor)
+    host: set  # fx nodes whose values live on the host (left out of the graph)
+
+
 def build(traced):
     """Returns (graph dict, ExportReport, op_nodes) where op_nodes[i] is the fx node of op i."""
+    e = build_export(traced)
+    return e.graph, e.report, e.op_nodes
+
+
+def build_export(traced) -> Export:
     b = _Builder(traced)
     op_nodes = []
     placeholder_index = 0
@@ -304,4 +321,5 @@ def build(traced):
         "tensors": b.tensors,
         "program_order": [op["id"] for op in b.ops],
     }
-    return graph, b.report, op_nodes
+    return Export(graph=graph, report=b.report, op_nodes=op_nodes, tensor_of=b.tensor_of,
+                  host=b.host)

@@ -1,0 +1,412 @@
+"""Executes a traced training step with every planned storage in one preallocated arena.
+
+In: an export_graph.Export (the fx graph of the step, its roam graph and which graph tensor
+each fx node's value is), a plan's order and byte offsets, and the real persistent tensors
+(weights, buffers, optimizer state, data), which live outside the arena as in PyTorch.
+Out: the step's loss; the persistent tensors updated in place, as torch.optim does; ExecStats
+saying how each op's outputs reached their planned place.
+
+How an op's outputs get to their place (docs/torch-export.md, "Running a plan"):
+- a fresh storage (the graph tensor is a root with a producer and size > 0) is a view of the
+  arena at the plan's offset, shaped like the traced (fake) value; the op writes into it with
+  its out= overload when the device's backend has a kernel for that overload, else the op runs
+  as traced and its result is copied into place and freed (those bytes are "transient");
+- empty/empty_like outputs are the planned view itself (the op only allocates);
+- views and in-place results share their input's storage, so they run as traced and land in
+  the arena (or in persistent memory) by construction.
+After every op each output's address is checked against the plan: the root's place plus the
+traced value's storage offset. A mismatch means the graph's memory model is wrong about that
+op, and is reported as a failed run.
+"""
+
+import math
+import operator
+from collections import Counter
+from dataclasses import dataclass, field
+
+import torch
+import torch.fx as fx
+
+from .export_graph import _op_outputs
+
+aten = torch.ops.aten
+_has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+
+# Ops that only allocate: their planned place is their result (its contents are undefined).
+EMPTY_FACTORIES = frozenset({aten.empty.memory_format, aten.empty_like.default,
+                             aten.new_empty.default, aten.empty_strided.default,
+                             aten.new_empty_strided.default})
+
+
+class RunFailure(Exception):
+    """The planned run failed where eager PyTorch does not (exit status 1)."""
+
+
+class PlacementError(RunFailure):
+    """The planned run could not put a tensor where the plan says."""
+
+
+class OrderError(Exception):
+    """The plan's order runs an op before one of its inputs exists (bad input)."""
+
+
+def storage_base(t):
+    """Address of the first byte of t's storage."""
+    if hasattr(t, "untyped_storage"):
+        return t.untyped_storage().data_ptr()
+    return t.storage().data_ptr()
+
+
+def storage_nbytes(t):
+    if hasattr(t, "untyped_storage"):
+        return t.untyped_storage().nbytes()
+    return t.storage().nbytes()
+
+
+def is_random(op):
+    """Ops that draw from the generator (dropout's mask): their results depend on the order
+    random numbers are drawn in."""
+    return torch.Tag.nondeterministic_seeded in getattr(op, "tags", ())
+
+
+def random_order_changed(export, order):
+    """True when `order` runs the random ops of the step in another relative order than the
+    program does (their draws would then differ from eager's)."""
+    nodes = export.op_nodes
+    program = [i for i, n in enumerate(nodes) if is_random(n.target)]
+    random = set(program)
+    return [i for i in order if i in random] != program
+
+
+class Arena:
+    """One byte tensor of the plan's peak, its start aligned to the plan's alignment (and to 64
+    bytes) by allocating that much slack."""
+
+    def __init__(self, nbytes, alignment, device):
+        self.granule = math.lcm(int(alignment), 64)
+        self.raw = torch.empty(nbytes + self.granule, dtype=torch.uint8, device=device)
+        self.shift = (-self.raw.data_ptr()) % self.granule
+        self.nbytes = nbytes
+        self.allocated = nbytes + self.granule
+        self.base = self.raw.data_ptr() + self.shift
+
+    def view(self, offset, nbytes, like):
+        """A tensor with `like`'s dtype, shape, strides and storage offset, on a storage that
+        is the nbytes at byte `offset` of the arena."""
+        start = self.shift + offset
+        if start % like.element_size() or nbytes % like.element_size():
+            raise PlacementError(f"offset {offset} / size {nbytes} is not a multiple of the "
+                                 f"{like.dtype} element size {like.element_size()}")
+        region = self.raw[start:start + nbytes].view(like.dtype)
+        return region.as_strided(like.shape, like.stride(),
+                                 region.storage_offset() + like.storage_offset())
+
+
+@dataclass
+class ExecStats:
+    """How one step's ops placed their outputs."""
+    ops_out: int = 0  # fresh outputs written by the op's out= overload
+    ops_copied: int = 0  # ran as traced, result copied into place
+    ops_empty: int = 0  # empty/empty_like: the planned view is the result
+    ops_other: int = 0  # views, in-place ops, ops without planned outputs
+    transient_bytes_max: int = 0  # largest temporary (copied result, unused output) at one op
+    transient_bytes_total: int = 0  # summed over the step
+    transient_max_op: str = ""
+    copied: Counter = field(default_factory=Counter)  # op name -> count
+
+    def as_dict(self):
+        return {"ops_out": self.ops_out, "ops_copied": self.ops_copied,
+                "ops_empty": self.ops_empty, "ops_other": self.ops_other,
+                "transient_bytes_max": self.transient_bytes_max,
+                "transient_bytes_total": self.transient_bytes_total,
+                "transient_max_op": self.transient_max_op,
+                "copied_ops": dict(sorted(self.copied.items()))}
+
+
+def _out_overload(op, backend):
+    """op's out= overload (same arguments plus one out tensor per return) when `backend` (CPU,
+    CUDA) has a kernel of its own for it, else None. Generated out= wrappers (registered as
+    CompositeExplicitAutograd) compute into a temporary and copy, which would hide transient
+    bytes, so they are not used."""
+    if not isinstance(op, torch._ops.OpOverload) or not op._schema.returns:
+        return None
+    want = [(a.name, str(a.type)) for a in op._schema.arguments]
+    packet = op.overloadpacket
+    for name in packet.overloads():
+        cand = getattr(packet, name)
+        args = cand._schema.arguments
+        outs = [a for a in args if getattr(a, "is_out", False)]
+        if not outs or len(outs) != len(op._schema.returns):
+            continue
+        if [(a.name, str(a.type)) for a in args if not getattr(a, "is_out", False)] != want:
+            continue
+        if any(str(a.type) != "Tensor" for a in outs):
+            continue
+        if _has_kernel(cand.name(), backend):
+            return cand, [a.name for a in outs]
+    return None
+
+
+def _retarget(x, device):
+    """Factory ops traced on the CPU carry device=cpu; on another device they must make their
+    tensors there."""
+    if isinstance(x, torch.device):
+        return device if x.type == "cpu" else x
+    if isinstance(x, (list, tuple)):
+        return type(x)(_retarget(v, device) for v in x)
+    if isinstance(x, dict):
+        return {k: _retarget(v, device) for k, v in x.items()}
+    return x
+
+
+class PlannedStep:
+    """The step of `export`, run in `order` with planned storages at `placement` (root tensor
+    id -> byte offset) in `arena`."""
+
+    def __init__(self, export, gm, order, placement, arena, device, use_out=True):
+        self.export, self.gm, self.arena = export, gm, arena
+        self.device = torch.device(device)
+        self.backend = "CUDA" if self.device.type == "cuda" else "CPU"
+        self.use_out = use_out
+        graph = export.graph
+        self.tensors = {t["id"]: t for t in graph["tensors"]}
+        self.node_of = {}  # tensor id -> the fx node whose value it is (first one: producer's)
+        for node, tid in export.tensor_of.items():
+            self.node_of.setdefault(tid, node)
+        self.root = {}
+        for tid in self.tensors:
+            r = tid
+            while self.tensors[r].get("alias_of") is not None:
+                r = self.tensors[r]["alias_of"]
+            self.root[tid] = r
+        self.nodes = list(gm.graph.nodes)
+        self.placeholders = [n for n in self.nodes if n.op == "placeholder"]
+        self.op_set = set(export.op_nodes)
+        self.host_ops = [n for n in self.nodes if n in export.host and n.op == "call_function"
+                         and n.target is not operator.getitem]
+        self.order_nodes = [export.op_nodes[i] for i in order]
+        self.op_id = {n: i for i, n in enumerate(export.op_nodes)}
+        self.output_node = next(n for n in self.nodes if n.op == "output")
+        # Planned views, made once: the arena outlives the steps.
+        self.views = {}
+        for tid, offset in placement.items():
+            node = self._node_of_root(tid)
+            self.views[tid] = arena.view(offset, self.tensors[tid]["size"], node.meta["val"])
+        self.place = {tid: arena.base + off for tid, off in placement.items()}
+        self.outputs = {n: [(self._index(o), o, export.tensor_of.get(o))
+                            for o in _op_outputs(n)] for n in export.op_nodes}
+        self.out_overloads = {}
+        self.random_ops = [n for n in export.op_nodes if is_random(n.target)]
+        self.random_index = {n: j for j, n in enumerate(self.random_ops)}
+        self.stats = ExecStats()
+
+    def _node_of_root(self, tid):
+        node = self.node_of.get(tid)
+        if node is None or not isinstance(node.meta.get("val"), torch.Tensor):
+            raise PlacementError(f"tensor {tid} has no traced value")
+        return node
+
+    @staticmethod
+    def _index(out_node):
+        return out_node.args[1] if out_node.target is operator.getitem else None
+
+    # ------------------------------------------------------------------------------------------
+    def run(self, flat, seed_random_op=None):
+        """Runs one step on the persistent tensors `flat` (placeholder order); returns the
+        graph's output (the loss). seed_random_op(j), when given, is called before the j-th
+        random op of program order runs, so reordering random ops does not change their
+        draws."""
+        self.begin(flat)
+        for n in self.order_nodes:
+            self.run_op(n, seed_random_op)
+        return self.end()
+
+    def begin(self, flat):
+        """Starts a step: binds the persistent tensors and runs the host bookkeeping."""
+        self.stats = ExecStats()
+        self.env = {}
+        for n, t in zip(self.placeholders, flat):
+            self.env[n] = t
+        for n in self.host_ops:  # the step counters' bookkeeping; depends only on constants
+            self.env[n] = n.target(*fx.node.map_arg(n.args, self._value),
+                                   **fx.node.map_arg(n.kwargs, self._value))
+        self.persistent_place = {}
+
+    def run_op(self, n, seed_random_op=None):
+        """Runs op node n (the next one of the order)."""
+        if seed_random_op is not None and n in self.random_index:
+            seed_random_op(self.random_index[n])
+        self._run_op(n)
+
+    def value(self, n):
+        """The current value of fx node n (an op's input), during a step."""
+        return self._value(n)
+
+    def end(self):
+        """Ends a step; returns the graph's output."""
+        result = fx.node.map_arg(self.output_node.args[0], self._value)
+        self.env = None
+        return result
+
+    def _value(self, n):
+        env = self.env
+        if n in env:
+            return env[n]
+        if n.op == "get_attr":
+            env[n] = getattr(self.gm, n.target)
+            return env[n]
+        if n.op == "call_function" and n.target is operator.getitem:
+            src = n.args[0]
+            if src in env:
+                return env[src][n.args[1]]
+        elif n.op == "call_function" and n.target is aten.detach.default and \
+                n not in self.op_set:
+            return self._value(n.args[0])  # a tracing artifact eager never dispatches
+        producer = n.args[0] if n.target is operator.getitem else n
+        raise OrderError(f"the order runs an op before {producer.name}, which makes one of "
+                         "its inputs")
+
+    def _run_op(self, n):
+        op = n.target
+        args = fx.node.map_arg(n.args, self._value)
+        kwargs = fx.node.map_arg(n.kwargs, self._value)
+        if self.device.type != "cpu":
+            args, kwargs = _retarget(args, self.device), _retarget(kwargs, self.device)
+        outs = self.outputs[n]
+        planned = {idx: tid for idx, _, tid in outs if tid in self.views}
+        try:
+            if not planned:
+                self.stats.ops_other += 1
+                result = op(*args, **kwargs)
+            elif op in EMPTY_FACTORIES:
+                self.stats.ops_empty += 1
+                (tid,) = planned.values()
+                result = self.views[tid]
+            else:
+                result = self._run_into_place(n, op, args, kwargs, outs, planned)
+        except (RuntimeError, IndexError, ValueError) as e:
+            # Eager ran this op on the same inputs: here its inputs were wrong (overwritten
+            # while live) or its output place overlaps an input.
+            raise RunFailure(f"op {self.op_id[n]} ({op.overloadpacket}) failed in the planned "
+                             f"run: {type(e).__name__}: {str(e).splitlines()[0]}") from e
+        if isinstance(result, (tuple, list)):
+            kept = {idx for idx, _, _ in outs}
+            result = [r if i in kept else None for i, r in enumerate(result)]
+        self.env[n] = result
+        self._check_places(n, outs)
+
+    def _run_into_place(self, n, op, args, kwargs, outs, planned):
+        multi = not isinstance(n.meta.get("val"), torch.Tensor)
+        if multi:  # the traced values of the outputs something reads (getitem nodes)
+            traced = {idx: o.meta.get("val") for idx, o, _ in outs}
+            returns = op._schema.returns
+            fakes = [traced.get(i) for i in range(len(returns))]
+            if any(str(r.type) != "Tensor" for r in returns):
+                fakes = [None]  # a list result: no out= overload fits
+        else:
+            fakes = [n.meta["val"]]
+        all_fresh = all(self.tensors[tid]["alias_of"] is None for _, _, tid in outs
+                        if tid is not None)
+        found = None
+        if self.use_out and all_fresh and all(isinstance(f, torch.Tensor) for f in fakes):
+            if op not in self.out_overloads:
+                self.out_overloads[op] = _out_overload(op, self.backend)
+            found = self.out_overloads[op]
+        if found is not None:
+            out_op, names = found
+            dests, transient = [], 0
+            for i, f in enumerate(fakes):
+                key = i if multi else None
+                if key in planned:
+                    dests.append(self.views[planned[key]])
+                else:  # an output nobody reads: not in the graph, so not planned
+                    dests.append(torch.empty_strided(f.shape, f.stride(), dtype=f.dtype,
+                                                     device=self.device))
+                    transient += storage_nbytes(dests[-1])
+            result = out_op(*args, **kwargs, **dict(zip(names, dests)))
+            results = list(result) if multi else [result]
+            if all(r.data_ptr() == d.data_ptr() and r.stride() == d.stride()
+                   for r, d in zip(results, dests)):
+                self.stats.ops_out += 1
+                self._transient(n, transient)
+                return result
+            # The kernel resized or reallocated its out tensors: recompute as traced.
+        self.stats.ops_copied += 1
+        self.stats.copied[str(op.overloadpacket)] += 1
+        result = op(*args, **kwargs)
+        results = list(result) if multi else [result]
+        inputs = {storage_base(a) for a in _tensors(args, kwargs)}
+        transient = 0
+        for i, r in enumerate(results):
+            key = i if multi else None
+            if key in planned:
+                view = self.views[planned[key]]
+                if r.shape != view.shape or r.stride() != view.stride() or r.dtype != view.dtype:
+                    raise PlacementError(
+                        f"op {self.op_id[n]} ({op}) made output {key or 0} with shape "
+                        f"{tuple(r.shape)} strides {r.stride()} {r.dtype}; the trace has "
+                        f"{tuple(view.shape)} {view.stride()} {view.dtype}")
+                view.copy_(r)
+                transient += storage_nbytes(r)
+                results[i] = view
+            elif isinstance(r, torch.Tensor) and storage_base(r) not in inputs:
+                transient += storage_nbytes(r)
+        self._transient(n, transient)
+        return results if multi else results[0]
+
+    def _transient(self, n, nbytes):
+        s = self.stats
+        s.transient_bytes_total += nbytes
+        if nbytes > s.transient_bytes_max:
+            s.transient_bytes_max = nbytes
+            s.transient_max_op = str(n.target.overloadpacket)
+
+    def _check_places(self, n, outs):
+        """Every output is where the plan (for planned storages) or its base (persistent
+        storages) says: the root's first byte plus the traced value's storage offset."""
+        for idx, out_node, tid in outs:
+            if tid is None:
+                continue
+            fake = out_node.meta["val"]
+            if fake.numel() == 0:
+                continue
+            root = self.root[tid]
+            start = self.place.get(root)
+            if start is None:
+                if self.tensors[root]["producer"] is not None:
+                    continue  # a size-0 storage: nothing to place
+                start = self._persistent_start(root)
+            real = self.env[n] if idx is None else self.env[n][idx]
+            want = start + fake.storage_offset() * fake.element_size()
+            if real.data_ptr() != want:
+                where = "the arena" if root in self.place else "its persistent storage"
+                raise PlacementError(
+                    f"op {self.op_id[n]} ({n.target.overloadpacket}): tensor {tid} is at "
+                    f"address {real.data_ptr():#x}, not at its place in {where} "
+                    f"({want:#x}, storage of tensor {root}): the graph's memory model is "
+                    "wrong about this op")
+
+    def _persistent_start(self, root):
+        start = self.persistent_place.get(root)
+        if start is None:
+            start = storage_base(self._value(self.node_of[root]))
+            self.persistent_place[root] = start
+        return start
+
+
+def _tensors(args, kwargs):
+    out = []
+
+    def visit(a):
+        if isinstance(a, torch.Tensor):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            for x in a:
+                visit(x)
+        elif isinstance(a, dict):
+            for x in a.values():
+                visit(x)
+
+    visit(args)
+    visit(kwargs)
+    return out
