@@ -26,6 +26,10 @@ void AddLayoutCommand(CLI::App& app, Action& action);
 void AddOptimizeCommand(CLI::App& app, Action& action);
 void AddRematCommand(CLI::App& app, Action& action);
 void AddImportNodeLinkCommand(CLI::App& app, Action& action);
+void AddBatchCommand(CLI::App& app, Action& action);
+void AddBenchCommand(CLI::App& app, Action& action);
+void AddMergeResultsCommand(CLI::App& app, Action& action);
+void AddPlotCommand(CLI::App& app, Action& action);
 
 // Options shared by every command that reads a graph: the input may be a roam-graph-v1 JSON
 // file or a YAML model config, with --set overrides for configs.

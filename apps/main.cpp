@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
   AddOptimizeCommand(app, action);
   AddRematCommand(app, action);
   AddImportNodeLinkCommand(app, action);
+  AddBatchCommand(app, action);
+  AddBenchCommand(app, action);
+  AddMergeResultsCommand(app, action);
+  AddPlotCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

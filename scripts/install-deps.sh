@@ -14,6 +14,8 @@ packages=(
   # tools/torch_export and its CTest suite (run with /usr/bin/python3); about 180 packages,
   # roughly two minutes to install.
   python3-torch python3-torchvision python3-yaml
+  # report.html's CTest renders it in headless Chromium; the sharding test runs GNU parallel.
+  chromium parallel
 )
 
 missing=()
