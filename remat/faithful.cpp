@@ -105,8 +105,10 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
   std::vector<std::vector<OpId>> writers(U(graph.num_tensors()));  // by storage root
   for (OpId w = 0; w < n; ++w) {
     const Op& op = graph.ops[U(w)];
-    std::string_view base =
-        op.name.substr(op.name.rfind('.') == std::string::npos ? 0 : op.name.rfind('.') + 1);
+    // A view of the name itself: std::string::substr would return a temporary.
+    const std::string_view name = op.name;
+    const std::string_view base =
+        name.substr(name.rfind('.') == std::string_view::npos ? 0 : name.rfind('.') + 1);
     if (base.size() < 2 || base.back() != '_' || base.front() == '_') continue;
     for (TensorId t : op.outputs)
       if (graph.tensors[U(t)].alias_of != kNoTensor) writers[U(RootOf(graph, t))].push_back(w);
