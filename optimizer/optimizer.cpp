@@ -247,7 +247,6 @@ class Run {
       if (peak < best_peak) {
         best_peak = peak;
         best = std::move(tree);
-        placement_ = placement;
       }
     }
     return best;
@@ -323,7 +322,6 @@ class Run {
                               " B, above its input order's " + std::to_string(input_peak) +
                               " B; the input order is cut into windows instead");
       tree = WindowPartition(graph_, model_, best_order_, params_.partition);
-      flat_ = true;
     }
 
     // Warm starts: the best of the partition's sub-order and every baseline order restricted
@@ -508,8 +506,6 @@ class Run {
   std::string best_order_name_, heuristic_layout_, pipeline_order_, pipeline_layout_;
   std::vector<std::pair<std::string, std::vector<OpId>>> candidates_;
   Plan heuristic_plan_;
-  UpdatePlacement placement_ = UpdatePlacement::kScheduled;
-  bool flat_ = false;  // the leaves are windows of the input order, not ROAM's tree
   MergeStats merge_stats_;
   OptimizeResult result_;
 };
