@@ -8,27 +8,20 @@ level over fake tensors and writes it as a roam-graph-v1 file (docs/torch-export
 Exit status: 0 success; 1 internal failure; 2 bad input or usage (nothing is written).
 """
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from roam_torch.cli import (EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, fail,  # noqa: E402
+                            make_parser)
 from roam_torch.options import (add_model_arguments, check_model_arguments,  # noqa: E402
                                 spec_from_arguments)
 
-EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
 def parse_args(argv):
-    p = _Parser(prog="export.py", description=__doc__.split("\n\n")[0],
-                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = make_parser("export.py", __doc__)
     what = add_model_arguments(p)
     what.add_argument("--list", action="store_true", help="list the torchvision models")
     p.add_argument("-o", "--output", metavar="GRAPH", help="where to write the graph")
@@ -41,8 +34,7 @@ def parse_args(argv):
 
 
 def _fail(message, status):
-    print(f"export.py: error: {message}", file=sys.stderr)
-    return status
+    return fail("export.py", message, status)
 
 
 def main(argv=None):

@@ -11,28 +11,21 @@ Exit status: 0 the planned run ran (and, with --check-eager, matches eager); 1 i
 match eager, or a tensor was not at its planned place; 2 bad input or usage (nothing is run).
 """
 
-import argparse
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from roam_torch.cli import (EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, fail,  # noqa: E402
+                            make_parser)
 from roam_torch.options import (add_model_arguments, check_model_arguments,  # noqa: E402
                                 spec_from_arguments)
 
-EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
 def parse_args(argv):
-    p = _Parser(prog="run_plan.py", description=__doc__.split("\n\n")[0],
-                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = make_parser("run_plan.py", __doc__)
     add_model_arguments(p)
     p.add_argument("--graph", required=True, metavar="GRAPH",
                    help="the roam-graph-v1 export.py wrote for these model options")
@@ -62,8 +55,7 @@ def parse_args(argv):
 
 
 def _fail(message, status):
-    print(f"run_plan.py: error: {message}", file=sys.stderr)
-    return status
+    return fail("run_plan.py", message, status)
 
 
 def _mib(n):
@@ -87,6 +79,9 @@ def report_text(r):
         f"transient bytes per step: {st.transient_bytes_total:,} in all, at most "
         f"{st.transient_bytes_max:,} at once ({st.transient_max_op or '-'})",
     ]
+    if st.ops_recomputed:
+        lines.append(f"remat: {st.ops_recomputed} recomputations per step (ops with "
+                     "\"recomputes\") ran into their own planned places")
     if r.random_reseeded:
         lines.append("the plan reorders random ops: both runs reseed before each one")
     if r.device.startswith("cuda"):
