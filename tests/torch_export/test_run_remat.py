@@ -19,25 +19,25 @@ STEPS = 2
 RATIO = "0.7"  # of the no-remat peak: low enough that every model here recomputes something
 
 
-def remat(directory, graph_path, name, *extra):
+def remat(directory, graph_path, name, *extra, ratio=RATIO):
     """`roam remat GRAPH --budget-ratio 0.7 --rng-state-kept`: (rewritten graph, plan) paths."""
     rw = os.path.join(directory, f"{name}.rw.json")
     plan = os.path.join(directory, f"{name}.plan.json")
-    r = s.run_roam(["remat", graph_path, "--budget-ratio", RATIO, "--rng-state-kept",
+    r = s.run_roam(["remat", graph_path, "--budget-ratio", ratio, "--rng-state-kept",
                     "--alignment", "64", "-o", plan, "--graph-out", rw, *extra])
     if r.returncode != 0:
         raise AssertionError(f"roam remat: {r.stdout}{r.stderr}")
     return rw, plan
 
 
-def gpt_spec():
+def gpt_spec(dropout_form="cuda"):
     """Positions as long as the sequence, so activations (not the position table's gradient)
     make the peak and remat has something to do."""
     return StepSpec(name="tiny-gpt", family="gpt2",
                     gpt2=GPT2Config(n_layer=2, n_embd=8, n_head=2, seq_len=5, vocab=13,
                                     n_positions=5, dropout=0.25),
                     batch=2, optimizer=OptimizerSpec(name="adam", lr=0.01),
-                    dropout_form="cuda")
+                    dropout_form=dropout_form)
 
 
 def copies(graph):
@@ -140,6 +140,26 @@ class TinyGPT(RematPlansRunAndMatchEager, unittest.TestCase):
         self.assertIsNotNone(r.difference)
         r = self.run_plan(self.plan_path)
         self.assertIsNone(r.difference, r.diagnosis)
+
+
+class CpuFormDropout(unittest.TestCase):
+    """CPU dropout allocates its mask (empty_like) and draws it in place (bernoulli_): at half
+    the no-remat peak roam recomputes both, and the copy of bernoulli_ draws its original's
+    mask into the copy of the mask's storage."""
+
+    def test_a_recomputed_in_place_draw_writes_the_original_s_mask_into_the_copy(self):
+        runner = planned.Runner(gpt_spec(dropout_form="cpu"))
+        d = s.temp_dir(self)
+        graph_path = s.write_json(d, "graph.json", runner.graph)
+        rw_path, plan_path = remat(d, graph_path, "remat", ratio="0.5")
+        rw = load(rw_path)
+        names = {op["id"]: op["name"] for op in rw["ops"]}
+        recomputed = {names[c] for c in copies(rw)}
+        self.assertLessEqual({"aten.empty_like", "aten.bernoulli_"}, recomputed)
+        r = runner.run(rw, rw_path, load(plan_path), plan_path, steps=STEPS,
+                       roam=s.roam_binary())
+        self.assertIsNone(r.difference, r.diagnosis)
+        self.assertGreater(r.stats.ops_empty, 0)
 
 
 class SmallCNN(RematPlansRunAndMatchEager, unittest.TestCase):
