@@ -13,28 +13,21 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from roam_torch.cli import (EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, fail,  # noqa: E402
-                            make_parser)
-from roam_torch.options import (add_model_arguments, check_model_arguments,  # noqa: E402
-                                spec_from_arguments)
+from roam_torch import cli  # noqa: E402
+from roam_torch.cli import EXIT_BAD_INPUT, EXIT_OK  # noqa: E402
 
+PROG = "export.py"
 
 
 def parse_args(argv):
-    p = make_parser("export.py", __doc__)
-    what = add_model_arguments(p)
+    p, what = cli.model_parser(PROG, __doc__)
     what.add_argument("--list", action="store_true", help="list the torchvision models")
     p.add_argument("-o", "--output", metavar="GRAPH", help="where to write the graph")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
-    args = p.parse_args(argv)
+    args = cli.parse_model_arguments(p, argv)
     if not args.list and not args.output:
         p.error("the following arguments are required: -o/--output")
-    check_model_arguments(p, args)
     return args
-
-
-def _fail(message, status):
-    return fail("export.py", message, status)
 
 
 def main(argv=None):
@@ -47,11 +40,11 @@ def main(argv=None):
         return EXIT_OK
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
-        return _fail(f"-o {args.output}: directory {out_dir} does not exist", EXIT_BAD_INPUT)
-    try:
-        spec = spec_from_arguments(args)
-    except specs.UsageError as e:
-        return _fail(str(e), EXIT_BAD_INPUT)
+        return cli.fail(PROG, f"-o {args.output}: directory {out_dir} does not exist",
+                        EXIT_BAD_INPUT)
+    spec, status = cli.spec_or_status(PROG, args)
+    if spec is None:
+        return status
 
     from roam_torch import export_graph, io
     from roam_torch.trace import trace_step
@@ -59,9 +52,7 @@ def main(argv=None):
     try:
         traced = trace_step(spec)
     except TraceError as e:
-        if e.phase == "forward":  # the model rejected the requested shapes
-            return _fail(f"{spec.name}: the model cannot run this input: {e}", EXIT_BAD_INPUT)
-        return _fail(f"{spec.name}: tracing failed: {e}", EXIT_FAILURE)
+        return cli.trace_failure(PROG, spec, e)
     graph, report, _ = export_graph.build(traced)
     io.write_json_atomically(args.output, graph)
     if not args.quiet:

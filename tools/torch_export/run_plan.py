@@ -17,16 +17,14 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from roam_torch.cli import (EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, fail,  # noqa: E402
-                            make_parser)
-from roam_torch.options import (add_model_arguments, check_model_arguments,  # noqa: E402
-                                spec_from_arguments)
+from roam_torch import cli  # noqa: E402
+from roam_torch.cli import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK  # noqa: E402
 
+PROG = "run_plan.py"
 
 
 def parse_args(argv):
-    p = make_parser("run_plan.py", __doc__)
-    add_model_arguments(p)
+    p, _ = cli.model_parser(PROG, __doc__)
     p.add_argument("--graph", required=True, metavar="GRAPH",
                    help="the roam-graph-v1 export.py wrote for these model options")
     p.add_argument("--plan", required=True, metavar="PLAN", help="a roam-plan-v1 for GRAPH")
@@ -47,15 +45,14 @@ def parse_args(argv):
     p.add_argument("--unsafe-skip-validate", action="store_true",
                    help="run a plan without `roam validate` (tests of the runner as a judge)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    args = p.parse_args(argv)
-    check_model_arguments(p, args)
+    args = cli.parse_model_arguments(p, argv)
     if args.steps <= 0:
         p.error(f"--steps: must be a positive integer, got {args.steps}")
     return args
 
 
 def _fail(message, status):
-    return fail("run_plan.py", message, status)
+    return cli.fail(PROG, message, status)
 
 
 def _mib(n):
@@ -110,13 +107,11 @@ def report_text(r):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from roam_torch import spec as specs
     from roam_torch.plan_io import BadInput, load_json
 
-    try:
-        spec = spec_from_arguments(args)
-    except specs.UsageError as e:
-        return _fail(str(e), EXIT_BAD_INPUT)
+    spec, status = cli.spec_or_status(PROG, args)
+    if spec is None:
+        return status
 
     from roam_torch import arena, planned
     from roam_torch.trace import TraceError
@@ -128,9 +123,7 @@ def main(argv=None):
         try:
             runner = planned.Runner(spec, seed=args.seed)
         except TraceError as e:
-            if e.phase == "forward":
-                raise BadInput(f"{spec.name}: the model cannot run this input: {e}") from None
-            return _fail(f"{spec.name}: tracing failed: {e}", EXIT_FAILURE)
+            return cli.trace_failure(PROG, spec, e)
         report = runner.run(graph, args.graph, plan, args.plan, steps=args.steps,
                             device=args.device, check_eager=args.check_eager, roam=args.roam,
                             skip_validate=args.unsafe_skip_validate, rtol=args.rtol,
