@@ -67,9 +67,9 @@ std::string Table(const OptimizeResult& r) {
   out << line;
   auto row = [&](const std::string& name, const PlanSummary& s) {
     std::snprintf(line, sizeof line, "%-10s %16lld %16lld %8s %16lld %9.3f\n", name.c_str(),
-                  static_cast<long long>(s.theoretical_peak),
-                  static_cast<long long>(s.actual_peak), Percent(s.fragmentation).c_str(),
-                  static_cast<long long>(s.total_peak), s.seconds);
+                  static_cast<long long>(s.theoretical_peak), static_cast<long long>(s.actual_peak),
+                  Percent(s.fragmentation).c_str(), static_cast<long long>(s.total_peak),
+                  s.seconds);
     out << line;
   };
   for (const PlanFigures& b : r.baselines) row(b.name, b.summary);
@@ -77,13 +77,21 @@ std::string Table(const OptimizeResult& r) {
   if (r.baseline_won) row("returned", r.plan.summary);
   out << "(bytes; the " << r.pipeline.name << " row is the pipeline's own plan)\n";
   for (const PlanFigures& b : r.baselines)
-    out << "reduction vs " << b.name << std::string(b.name.size() < 10 ? 10 - b.name.size() : 1, ' ')
-        << Percent(Reduction(r.plan.summary.total_peak, b.summary.total_peak))
-        << " of total peak (" << b.order << " order, " << b.layout << " layout)\n";
+    out << "reduction vs " << b.name
+        << std::string(b.name.size() < 10 ? 10 - b.name.size() : 1, ' ')
+        << Percent(Reduction(r.plan.summary.total_peak, b.summary.total_peak)) << " of total peak ("
+        << b.order << " order, " << b.layout << " layout)\n";
   return out.str();
 }
 
 int RunOptimize(const OptimizeOptions& options) {
+  // From the start, so that a Ctrl-C while the input loads also ends in the best plan (the
+  // start plan, made at once) rather than in a kill.
+  g_stop = false;
+  struct sigaction action = {}, previous = {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &previous);
   Input input = LoadInput(options.input);
   const Graph& graph = input.graph;
   OptimizerParams params = input.planner;
@@ -112,15 +120,11 @@ int RunOptimize(const OptimizeOptions& options) {
       std::fflush(stderr);
     };
   }
-  g_stop = false;
-  struct sigaction action = {}, previous = {};
-  action.sa_handler = OnInterrupt;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, &previous);
   OptimizeResult r = Optimize(graph, params, control);
   if (show_progress) std::fprintf(stderr, "\r\033[K");
 
-  const std::string order_label(ToString(r.order_outcome)), layout_label(ToString(r.layout_outcome));
+  const std::string order_label(ToString(r.order_outcome)),
+      layout_label(ToString(r.layout_outcome));
   std::vector<SummaryExtra> extra;
   auto text = [](const std::string& s) { return nlohmann::ordered_json(s).dump(); };
   extra.push_back({"mode", std::string(ToString(r.mode)), text(std::string(ToString(r.mode)))});
@@ -137,6 +141,7 @@ int RunOptimize(const OptimizeOptions& options) {
                                    {"time_limited", c.time_limited},
                                    {"skipped_by_bound", c.skipped_by_bound},
                                    {"not_started", c.not_started},
+                                   {"solver_errors", c.solver_errors},
                                    {"layouts_solved", c.layouts_solved}};
   if (r.mode == OptimizeMode::kRoam) {
     std::ostringstream t;
@@ -144,6 +149,7 @@ int RunOptimize(const OptimizeOptions& options) {
       << " proved optimal, " << c.time_limited << " time-limited, " << c.skipped_by_bound
       << " skipped (cannot lower the peak)";
     if (c.not_started > 0) t << ", " << c.not_started << " not started (time)";
+    if (c.solver_errors > 0) t << ", " << c.solver_errors << " solver errors (warm start kept)";
     extra.push_back({"leaves", t.str(), leaves.dump()});
   }
   nlohmann::ordered_json baselines = nlohmann::ordered_json::array();

@@ -12,7 +12,8 @@
 
 namespace roam {
 
-// "pytorch" (caching-allocator simulation), "llfb", "best-fit".
+// "pytorch" (caching-allocator simulation), "llfb", "best-fit" (the last two are the greedy
+// placements of core/placement.h).
 std::span<const std::string_view> LayoutNames();
 
 // Throws InputError for an unknown name, a non-positive alignment, or a pytorch layout that

@@ -70,6 +70,7 @@ std::vector<std::pair<std::string, std::string>> OptimizerFigures(const Optimize
   add("leaves_time_limited", std::to_string(c.time_limited));
   add("leaves_skipped_by_bound", std::to_string(c.skipped_by_bound));
   add("leaves_not_started", std::to_string(c.not_started));
+  add("leaves_solver_errors", std::to_string(c.solver_errors));
   add("leaf_layouts_solved", std::to_string(c.layouts_solved));
   add("peak_leaves_optimal", yes(r.peak_leaves_optimal));
   add("pipeline_total_peak [B]", std::to_string(r.pipeline.summary.total_peak));

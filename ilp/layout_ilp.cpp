@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "baseline/layouts.h"
+#include "core/placement.h"
 
 namespace roam::ilp {
 namespace {
@@ -165,7 +165,7 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
   std::vector<Bytes> warm = warm_start ? std::vector<Bytes>(warm_start->begin(), warm_start->end())
                                        : GreedyLayout(intervals, alignment, params.pinned_bottom);
   if (!warm_start && params.pinned_bottom.empty()) {  // best-fit knows nothing of pins
-    std::vector<Bytes> best_fit = PlaceBuffers("best-fit", intervals, alignment);
+    std::vector<Bytes> best_fit = BestFitLayout(intervals, alignment);
     if (LayoutHeight(intervals, best_fit) < LayoutHeight(intervals, warm)) warm = best_fit;
   }
   if (std::string problem = CheckLayout(intervals, warm, alignment); !problem.empty())

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "baseline/layouts.h"
+#include "core/placement.h"
 #include "layout/search.h"
 
 namespace roam::layout {
@@ -208,7 +208,7 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
     const bool uniform =
         std::all_of(align.begin(), align.end(), [&](Bytes a) { return a == alignment; });
     if (uniform && std::all_of(fixed.begin(), fixed.end(), [](Bytes f) { return f < 0; })) {
-      std::vector<Bytes> best_fit = PlaceBuffers("best-fit", intervals, alignment);
+      std::vector<Bytes> best_fit = BestFitLayout(intervals, alignment);
       if (LayoutHeight(intervals, best_fit) < LayoutHeight(intervals, best)) best = best_fit;
     }
   }

@@ -35,7 +35,8 @@ const std::vector<std::string> kGreedyOrders = {"lescea", "xla-list", "xla-dfs"}
 struct LeafSlot {
   std::vector<OpId> order;
   Bytes warm_peak = 0, peak = 0, forced = 0;
-  bool sent = false, not_started = false;
+  bool sent = false, not_started = false, solver_error = false;
+  std::string error;  // the solver's message when solver_error
   ilp::ModelStatus status = ilp::ModelStatus::kError;
   PartOutcome outcome = PartOutcome::kHeuristic;
 };
@@ -270,8 +271,18 @@ class Run {
     ilp::OrderIlpParams p;
     p.solve.time_limit_s = std::min(params_.leaf_order.time_limit, remaining);
     p.solve.stop = control_.stop;
-    ilp::OrderIlpResult r = ilp::SolveOrderIlp(graph_, model_, deps_, leaf, slot.order, p);
+    ilp::OrderIlpResult r =
+        control_.leaf_order_solver
+            ? control_.leaf_order_solver(graph_, model_, deps_, leaf, slot.order, p)
+            : ilp::SolveOrderIlp(graph_, model_, deps_, leaf, slot.order, p);
     slot.status = r.status;
+    if (r.call == ilp::CallOutcome::kError || r.status == ilp::ModelStatus::kError) {
+      // Whatever a failed call returned is not trusted: the leaf keeps its warm start.
+      slot.solver_error = true;
+      slot.error = r.note;
+      slot.outcome = PartOutcome::kHeuristic;
+      return;
+    }
     if (r.peak < slot.peak) {
       slot.order = std::move(r.order);
       slot.peak = r.peak;
@@ -369,11 +380,17 @@ class Run {
       if (slot.not_started) ++counts.not_started;
       if (!slot.sent) continue;
       ++counts.sent_to_solver;
+      if (slot.solver_error) ++counts.solver_errors;
       if (slot.outcome == PartOutcome::kOptimal) ++counts.proved_optimal;
       if (slot.status == ilp::ModelStatus::kFeasibleTimeLimit ||
           slot.status == ilp::ModelStatus::kNoSolutionTimeLimit)
         ++counts.time_limited;
     }
+    for (int l = 0; l < nl; ++l)
+      if (slots[U(l)].solver_error)
+        result_.notes.push_back("leaf " + std::to_string(l) + ": the order solver failed (" +
+                                (slots[U(l)].error.empty() ? "no message" : slots[U(l)].error) +
+                                "); its warm-start order is kept");
     std::vector<OpId> order = ConcatenateOrders(orders, graph_.num_ops());
     // ROAM eq 1: the whole order's peak is the largest leaf peak with boundary memory.
     if (TheoreticalPeak(graph_, model_, order) != peak)

@@ -15,6 +15,7 @@
 
 #include "core/graph.h"
 #include "core/plan.h"
+#include "ilp/order_ilp.h"
 #include "optimizer/params.h"
 #include "optimizer/whole_graph.h"
 
@@ -38,6 +39,7 @@ struct LeafCounts {
   int time_limited = 0;     // the solver ran out of time
   int skipped_by_bound = 0; // could not lower the whole graph's peak (bound shortcut)
   int not_started = 0;      // the run's time limit or an interrupt came first
+  int solver_errors = 0;    // the solver failed (a GLPK error); the leaf keeps its warm start
   int layouts_solved = 0;   // leaf layouts handed to the layout ILP
 };
 
@@ -72,6 +74,12 @@ struct RunControl {
   // plan found so far with `interrupted` set.
   const std::atomic<bool>* stop = nullptr;
   std::function<void(const Progress&)> progress;  // never called by two threads at once
+  // Solves one leaf's order in place of ilp::SolveOrderIlp (same arguments; called from
+  // several threads at once). Empty: the real solver. Tests inject solver failures here.
+  std::function<ilp::OrderIlpResult(const Graph&, const MemoryModel&, const Dependencies&,
+                                    const Subgraph&, std::span<const OpId>,
+                                    const ilp::OrderIlpParams&)>
+      leaf_order_solver;
 };
 
 // Throws InputError for bad parameters; std::logic_error if a plan fails validation (a bug).

@@ -96,6 +96,7 @@ class Partitioner {
       throw std::invalid_argument("PartitionGraph: the order is not topological: " + problem);
     pos_ = PositionsOf(order_, n_);
     tree_.node_limit = params_.node_limit;
+    tree_.update_placement = params_.update_placement;
     tree_.phases = ResolvePhases(graph_, deps_, order_);
     phase_ = &tree_.phases.phase;
     FindBranches();

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -162,6 +163,9 @@ struct SubgraphTree {
   double alpha = 0;          // the alpha used (params or inferred)
   Bytes estimated_peak = 0;  // esti_pm of ROAM eq 4
   int node_limit = 0;
+  // Where PartitionGraph placed the weight-update branches; none for WindowPartition, which
+  // keeps them where its input order has them.
+  std::optional<UpdatePlacement> update_placement;
 };
 
 // Throws std::invalid_argument when order is not a topological order of all ops or

@@ -156,6 +156,46 @@ TEST_F(RunnerFilesTest, BatchConcurrencyJobsDoNotChangeTheResults) {
   }
 }
 
+// Roam mode nests a oneTBB arena (the optimizer's leaf fan-out) inside each job's: the jobs and
+// their leaf solves must not interfere (CI runs this under ThreadSanitizer). Every leaf is
+// solved to proven optimality, so the plans must be the ones a single job on one thread makes.
+TEST_F(RunnerFilesTest, BatchConcurrencyRoamModeNestsOneArenaPerJobWithoutChangingPlans) {
+  const std::string config = std::string(ROAM_CONFIGS_DIR) + "/gpt2-small.yaml";
+  std::vector<std::string> overrides = {"model.n_layer=1",
+                                        "model.n_embd=64",
+                                        "model.n_head=2",
+                                        "model.vocab=256",
+                                        "planner.bound_shortcut=false",
+                                        "planner.partition.node_limit=12",
+                                        "planner.leaf_order.time_limit=30",
+                                        "planner.time_limit=0"};
+  std::vector<RunSpec> specs;
+  for (int seq : {16, 32}) {
+    std::vector<std::string> o = overrides;
+    o.push_back("model.seq_len=" + std::to_string(seq));
+    RunSpec spec = BatchSpecs({config}, o, Mode::kRoam).front();
+    spec.name = "seq" + std::to_string(seq);
+    specs.push_back(spec);
+  }
+  std::vector<RunRecord> a = RunAll(specs, Params(1, 1, "one"));
+  std::vector<RunRecord> b = RunAll(specs, Params(2, 2, "many"));
+  ASSERT_EQ(a.size(), specs.size());
+  ASSERT_EQ(b.size(), specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    ASSERT_TRUE(a[i].ok) << a[i].error;
+    ASSERT_TRUE(b[i].ok) << b[i].error;
+    auto figure = [&](const std::string& name) {
+      for (const auto& [key, value] : a[i].figures)
+        if (key == name) return std::stoi(value);
+      ADD_FAILURE() << "no figure " << name;
+      return 0;
+    };
+    ASSERT_GT(figure("leaves_sent_to_solver"), 1) << "the leaves must reach the solver";
+    EXPECT_EQ(figure("leaves_proved_optimal"), figure("leaves_sent_to_solver"));
+    EXPECT_EQ(WithoutTimings(a[i]), WithoutTimings(b[i])) << i;
+  }
+}
+
 TEST_F(RunnerFilesTest, ProgressCountsEveryRunAndEveryFailure) {
   std::vector<RunSpec> specs = Specs(3);
   std::vector<Progress> seen;

@@ -37,7 +37,8 @@ Bytes BestBaselineTotal(const Graph& graph, Bytes alignment) {
     const auto order = ScheduleOrder(name, graph, model);
     const auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, order));
     for (auto layout : LayoutNames())
-      height = std::min(height, LayoutHeight(intervals, PlaceBuffers(layout, intervals, alignment)));
+      height =
+          std::min(height, LayoutHeight(intervals, PlaceBuffers(layout, intervals, alignment)));
   }
   return model.persistent_bytes + height;
 }
@@ -66,12 +67,11 @@ TEST(Optimizer, EveryPresetGetsAValidPlanNeverWorseThanTheBestBaseline) {
     if (entry.path().extension() != ".yaml") continue;
     const std::string name = entry.path().filename().string();
     std::vector<std::string> small = {"model.batch=1"};
-    const std::string family = gen::LoadConfig(entry.path().string()).model.family ==
-                                       gen::Family::kGpt2 ||
-                                   gen::LoadConfig(entry.path().string()).model.family ==
-                                       gen::Family::kBert
-                               ? "token"
-                               : "image";
+    const std::string family =
+        gen::LoadConfig(entry.path().string()).model.family == gen::Family::kGpt2 ||
+                gen::LoadConfig(entry.path().string()).model.family == gen::Family::kBert
+            ? "token"
+            : "image";
     if (family == "token") {
       small.push_back("model.n_layer=2");
       small.push_back("model.seq_len=64");
@@ -105,9 +105,9 @@ TEST(Optimizer, ResnetAtBatchOneReachesTheCertifiedBound) {
 // With the bound shortcut off every leaf of more than one op goes to the solver; when each is
 // solved to optimality the plan is the same at 1 and 2 threads.
 TEST(Optimizer, TheSamePlanAtOneAndTwoThreadsWhenEveryLeafIsSolvedToOptimality) {
-  const Graph graph = Preset("gpt2-small.yaml", {"model.n_layer=1", "model.seq_len=32",
-                                                 "model.n_embd=64", "model.n_head=2",
-                                                 "model.vocab=256"});
+  const Graph graph =
+      Preset("gpt2-small.yaml", {"model.n_layer=1", "model.seq_len=32", "model.n_embd=64",
+                                 "model.n_head=2", "model.vocab=256"});
   OptimizerParams params;
   params.bound_shortcut = false;
   params.partition.node_limit = 12;
@@ -128,8 +128,8 @@ TEST(Optimizer, TheSamePlanAtOneAndTwoThreadsWhenEveryLeafIsSolvedToOptimality) 
 // A leaf solver that runs out of time keeps its incumbent; the plan stays valid and no part is
 // called optimal without a proof.
 TEST(Optimizer, LeavesThatRunOutOfTimeStillGiveAValidPlan) {
-  const Graph graph = Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2",
-                                              "model.image_size=64"});
+  const Graph graph =
+      Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2", "model.image_size=64"});
   OptimizerParams params;
   params.bound_shortcut = false;
   params.leaf_order.time_limit = 0.01;
@@ -140,10 +140,48 @@ TEST(Optimizer, LeavesThatRunOutOfTimeStillGiveAValidPlan) {
   EXPECT_LT(r.leaves.proved_optimal, r.leaves.sent_to_solver);
 }
 
+// A solver that fails inside one leaf (a GLPK error) must not take the run down or leak a
+// bogus answer into the plan: that leaf keeps its warm start, the others are still solved, and
+// the summary says which leaf failed.
+TEST(Optimizer, AGlpkErrorInOneLeafKeepsItsWarmStartAndTheRestIsSolved) {
+  const Graph graph =
+      Preset("gpt2-small.yaml", {"model.n_layer=1", "model.seq_len=32", "model.n_embd=64",
+                                 "model.n_head=2", "model.vocab=256"});
+  OptimizerParams params;
+  params.bound_shortcut = false;
+  params.partition.node_limit = 12;
+  params.leaf_order.time_limit = 30;
+  params.time_limit = 0;
+  params.threads = 2;
+  std::atomic<int> calls{0};
+  RunControl control;
+  control.leaf_order_solver = [&](const Graph& g, const MemoryModel& m, const Dependencies& d,
+                                  const Subgraph& sub, std::span<const OpId> warm,
+                                  const ilp::OrderIlpParams& p) {
+    if (calls.fetch_add(1) != 0) return ilp::SolveOrderIlp(g, m, d, sub, warm, p);
+    ilp::OrderIlpResult failed;  // what a broken call might hand back: not an order at all
+    failed.call = ilp::CallOutcome::kError;
+    failed.status = ilp::ModelStatus::kError;
+    failed.order.assign(warm.rbegin(), warm.rend());
+    failed.peak = 0;
+    failed.note = "injected GLPK failure";
+    return failed;
+  };
+  const OptimizeResult r = Optimize(graph, params, control);
+  ExpectTruthful(graph, r);
+  ASSERT_GT(r.leaves.sent_to_solver, 1);
+  EXPECT_EQ(r.leaves.solver_errors, 1);
+  EXPECT_EQ(r.leaves.proved_optimal, r.leaves.sent_to_solver - 1);
+  bool said = false;
+  for (const std::string& note : r.notes)
+    said = said || note.find("injected GLPK failure") != std::string::npos;
+  EXPECT_TRUE(said) << "the summary names the failed leaf and why";
+}
+
 // With no time at all no leaf is started: the plan is the best start, labelled as such.
 TEST(Optimizer, NoTimeLeftMeansNoLeafStartsAndTheStartIsReturned) {
-  const Graph graph = Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2",
-                                              "model.image_size=64"});
+  const Graph graph =
+      Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2", "model.image_size=64"});
   OptimizerParams params;
   params.bound_shortcut = false;
   params.time_limit = 0.001;
@@ -156,8 +194,8 @@ TEST(Optimizer, NoTimeLeftMeansNoLeafStartsAndTheStartIsReturned) {
 
 // An interrupt stops the solvers; the best plan so far is valid and says it was interrupted.
 TEST(Optimizer, AnInterruptGivesTheBestValidPlanSoFar) {
-  const Graph graph = Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2",
-                                              "model.image_size=64"});
+  const Graph graph =
+      Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2", "model.image_size=64"});
   OptimizerParams params;
   params.bound_shortcut = false;
   params.leaf_order.time_limit = 60;
@@ -209,13 +247,13 @@ using OptimizeCli = testing::TempDirTest;
 
 TEST_F(OptimizeCli, JsonHasTheSummaryTheBoundTheBaselinesAndTheLeaves) {
   const std::string plan = Path("p.json");
-  auto r = testing::RunRoam({"optimize", kConfigs + "/resnet50.yaml", "--set", "model.batch=1",
-                             "--json", "-o", plan});
+  auto r = testing::RunRoam(
+      {"optimize", kConfigs + "/resnet50.yaml", "--set", "model.batch=1", "--json", "-o", plan});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
-  for (const char* key : {"ops", "storages", "persistent_bytes", "theoretical_peak",
-                          "actual_peak", "fragmentation", "total_peak", "seconds", "graph",
-                          "mode", "lower_bound", "gap", "order", "layout", "leaves", "baselines"})
+  for (const char* key : {"ops", "storages", "persistent_bytes", "theoretical_peak", "actual_peak",
+                          "fragmentation", "total_peak", "seconds", "graph", "mode", "lower_bound",
+                          "gap", "order", "layout", "leaves", "baselines"})
     EXPECT_TRUE(doc.contains(key)) << key;
   EXPECT_EQ(doc["mode"], "roam");
   EXPECT_EQ(doc["lower_bound"], doc["theoretical_peak"]);
@@ -224,34 +262,51 @@ TEST_F(OptimizeCli, JsonHasTheSummaryTheBoundTheBaselinesAndTheLeaves) {
   EXPECT_EQ(doc["baselines"][1]["name"], "heuristic");
   for (const char* key : {"total", "sent_to_solver", "proved_optimal", "time_limited"})
     EXPECT_TRUE(doc["leaves"].contains(key)) << key;
-  auto g = testing::RunRoam({"export-graph", kConfigs + "/resnet50.yaml", "--set",
-                             "model.batch=1", "-o", Path("g.json")});
+  auto g = testing::RunRoam({"export-graph", kConfigs + "/resnet50.yaml", "--set", "model.batch=1",
+                             "-o", Path("g.json")});
   ASSERT_EQ(g.exit_code, 0) << g.err;
   auto v = testing::RunRoam({"validate", Path("g.json"), plan});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
 TEST_F(OptimizeCli, TextSummaryShowsEveryPlanSideBySide) {
-  auto r = testing::RunRoam({"optimize", kConfigs + "/alexnet.yaml", "--set",
-                             "model.image_size=64", "--threads", "1", "--node-limit", "20"});
+  auto r = testing::RunRoam({"optimize", kConfigs + "/alexnet.yaml", "--set", "model.image_size=64",
+                             "--threads", "1", "--node-limit", "20"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* text : {"pytorch", "heuristic", "roam", "lower_bound", "order             optimal",
-                           "leaves", "reduction vs pytorch"})
+  for (const char* text : {"pytorch", "heuristic", "roam", "lower_bound",
+                           "order             optimal", "leaves", "reduction vs pytorch"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
   EXPECT_EQ(r.err, "") << "no progress line when stderr is not a terminal";
 }
 
+// The run takes minutes uninterrupted (every leaf sent, 60 s each); the interrupt comes after
+// 3 s, by when even a loaded machine is solving.
 TEST_F(OptimizeCli, AnInterruptWritesTheBestPlanAndExits130) {
   const std::string plan = Path("p.json");
   auto g = testing::RunRoam({"export-graph", kConfigs + "/vit-b16.yaml", "--set", "model.batch=1",
                              "--set", "model.n_layer=2", "--set", "model.image_size=64", "-o",
                              Path("g.json")});
   ASSERT_EQ(g.exit_code, 0) << g.err;
-  auto r = testing::RunCommand(
-      "timeout", {"--preserve-status", "--signal=INT", "1", ROAM_BINARY_FOR_TESTS, "optimize",
-                  kConfigs + "/vit-b16.yaml", "--set", "model.batch=1", "--set",
-                  "model.n_layer=2", "--set", "model.image_size=64", "--leaf-time-limit", "60",
-                  "--time-limit", "0", "--set", "planner.bound_shortcut=false", "-o", plan});
+  auto r = testing::RunCommand("timeout", {"--preserve-status",
+                                           "--signal=INT",
+                                           "3",
+                                           ROAM_BINARY_FOR_TESTS,
+                                           "optimize",
+                                           kConfigs + "/vit-b16.yaml",
+                                           "--set",
+                                           "model.batch=1",
+                                           "--set",
+                                           "model.n_layer=2",
+                                           "--set",
+                                           "model.image_size=64",
+                                           "--leaf-time-limit",
+                                           "60",
+                                           "--time-limit",
+                                           "0",
+                                           "--set",
+                                           "planner.bound_shortcut=false",
+                                           "-o",
+                                           plan});
   EXPECT_EQ(r.exit_code, 130) << r.out << r.err;
   EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
   auto v = testing::RunRoam({"validate", Path("g.json"), plan});
@@ -259,9 +314,8 @@ TEST_F(OptimizeCli, AnInterruptWritesTheBestPlanAndExits130) {
 }
 
 TEST_F(OptimizeCli, ModeModelIsTheWholeGraphIlpWithTheCertifiedBound) {
-  auto r = testing::RunRoam({"optimize", kConfigs + "/alexnet.yaml", "--set",
-                             "model.image_size=64", "--mode", "model", "--time-limit", "5",
-                             "--json"});
+  auto r = testing::RunRoam({"optimize", kConfigs + "/alexnet.yaml", "--set", "model.image_size=64",
+                             "--mode", "model", "--time-limit", "5", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["mode"], "model");
