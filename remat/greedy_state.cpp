@@ -89,18 +89,31 @@ bool GreedyState::Reset(std::span<const OpId> schedule) {
   op_of_.assign(schedule.begin(), schedule.end());
   pos_.resize(steps);
   copy_.assign(steps, 0);
-  in_values_.assign(steps, {});
-  out_values_.assign(steps, {});
-  values_.assign(graph_.tensors.size(), {});
-  computations_.assign(graph_.tensors.size(), {});
-  stores_.assign(model_.storages.size(), {});
+  // Resized and cleared rather than reassigned: a prune trial resets thousands of times, and
+  // the inner vectors keep their capacity.
+  auto clear_all = [](auto& lists, size_t size) {
+    lists.resize(size);
+    for (auto& list : lists) list.clear();
+  };
+  clear_all(in_values_, steps);
+  clear_all(out_values_, steps);
+  clear_all(computations_, graph_.tensors.size());
+  values_.resize(graph_.tensors.size());
+  for (Value& v : values_) {
+    v.producer = -1;
+    v.readers.clear();
+  }
+  stores_.resize(model_.storages.size());
   for (size_t sid = 0; sid < model_.storages.size(); ++sid) {
     const Storage& st = model_.storages[sid];
     Store& s = stores_[sid];
     s.size = st.size;
     s.planned = st.planned();
     s.output = st.output;
+    s.original = true;
     s.members.assign(st.members.begin(), st.members.end());
+    s.writers.clear();
+    s.start = s.end = kNoStep;
   }
   // Walker's write counts: per storage, and per value the count when it was made.
   std::vector<int> writes(stores_.size(), 0), version(graph_.tensors.size(), 0);

@@ -57,5 +57,10 @@ std::vector<MethodResult> GreedyDescent(
 // budget (else the lowest peak).
 MethodResult Checkpoint(const Graph& graph, const Schedule& start, Bytes budget,
                         const RematParams& params);
+// Checkpoint in two halves, so that a sweep evaluates the segmentations once: every schedule
+// tried (the start first), then the one Checkpoint keeps for a budget.
+std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& start,
+                                            const RematParams& params);
+MethodResult PickCheckpoint(std::span<const MethodResult> options, Bytes budget);
 
 }  // namespace roam::remat::detail

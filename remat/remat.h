@@ -156,8 +156,10 @@ struct SweepPoint {
   double compute_overhead = 0;
   bool feasible = false;
   std::string method;
-  double seconds = 0;
+  double seconds = 0;  // the first point's include the work the points share
 };
+// The greedy descends once for all budgets (each point gets what a run for its budget alone
+// would) and the checkpoint's segmentations are evaluated once.
 std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
                               const RematParams& params = {});
 
