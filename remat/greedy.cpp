@@ -68,6 +68,7 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs,
                                   const std::vector<char>& recomputable,
                                   const RematParams& params) {
   const Step sp = v.PeakStep();
+  const bool lifetime_weighted = params.greedy_score == "lifetime";
   std::vector<int> touched_now;
   for (int x : v.InputsAt(sp)) touched_now.push_back(v.StorageOf(x));
   for (int x : v.OutputsAt(sp)) touched_now.push_back(v.StorageOf(x));
@@ -125,10 +126,40 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs,
     extended.erase(std::unique(extended.begin(), extended.end()), extended.end());
     Bytes penalty = 0;
     for (int q : extended) penalty += v.Size(q);
-    const Bytes net = v.Size(sid) - penalty;
+    // The copies recompute every output of their ops, and the readers after `next` move to
+    // them: another storage made only by the chain and not used between the peak and `next`
+    // is freed at the peak too, at no extra cost (a dropout's mask with its output, a layer
+    // norm's statistics with its result).
+    Bytes also = 0;
+    if (params.greedy_count_siblings) {
+      std::vector<int> others;
+      for (Step p : steps)
+        for (int out : v.OutputsAt(p)) {
+          const int q = v.StorageOf(out);
+          if (q == sid || !v.Planned(q) || v.Output(q) || v.Start(q) > sp || v.End(q) <= sp)
+            continue;
+          if (std::find(touched_now.begin(), touched_now.end(), q) != touched_now.end()) continue;
+          others.push_back(q);
+        }
+      std::sort(others.begin(), others.end());
+      others.erase(std::unique(others.begin(), others.end()), others.end());
+      for (int q : others) {
+        bool freed = true;
+        for (int value : v.Members(q)) {
+          const Step p = v.ProducerStep(value);
+          if (std::find(steps.begin(), steps.end(), p) == steps.end()) freed = false;
+          v.ForEachReaderStep(value, [&](Step r) {
+            if (r > sp && r < next) freed = false;
+          });
+        }
+        if (freed) also += v.Size(q);
+      }
+    }
+    const Bytes net = v.Size(sid) + also - penalty;
     if (net <= 0) continue;
     Candidate c;
-    c.score = static_cast<double>(net) * static_cast<double>(next - prev) / std::max(cost, 1e-9);
+    const double span = lifetime_weighted ? static_cast<double>(next - prev) : 1.0;
+    c.score = static_cast<double>(net) * span / std::max(cost, 1e-9);
     c.at = next;
     for (Step p : steps) c.ops.push_back(v.OriginAt(p));
     candidates.push_back(std::move(c));

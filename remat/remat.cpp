@@ -89,6 +89,8 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
   if (std::find(MethodNames().begin(), MethodNames().end(), params.method) == MethodNames().end())
     throw InputError("unknown remat method \"" + params.method + "\"");
   if (params.alignment <= 0) throw InputError("alignment must be positive");
+  if (params.greedy_score != "peak" && params.greedy_score != "lifetime")
+    throw InputError("unknown greedy score \"" + params.greedy_score + "\" (peak, lifetime)");
   RematResult result;
   result.budget = budget;
   const Schedule start = BaseSchedule(graph, params);
@@ -120,6 +122,7 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
         offsets = std::move(other);
       }
     }
+    const Bytes best_eval_peak = e.peak;
     const bool fits = actual <= budget, best_fits = best_actual <= budget;
     if (!have || (fits && (!best_fits || e.recompute_cost < best_eval.recompute_cost)) ||
         (!fits && !best_fits && actual < best_actual)) {
@@ -130,7 +133,9 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
       best_method = r;
     }
     if (actual <= budget || r.peak > target) break;
-    target -= actual - budget;
+    // Below the peak this schedule already reached: a schedule that met the old target with
+    // room to spare would otherwise come back unchanged.
+    target = std::min(target, best_eval_peak) - (actual - budget);
   }
   result.feasible = best_actual <= budget;
   result.status = result.feasible ? best_method.status : "infeasible";
