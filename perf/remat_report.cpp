@@ -65,6 +65,7 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
     params.greedy_score = "lifetime";
     params.greedy_count_siblings = false;
   }
+
   params.alignment = alignment;
   params.rule.rng_state_kept = rng_kept;
   const Bytes reference = remat::NoRematPeak(graph, params);

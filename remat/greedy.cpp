@@ -2,6 +2,7 @@
 // one piece of code over two evaluations of the schedule: the incremental GreedyState (what
 // runs) and a full Rewrite + memory model per step (the reference the tests compare it with).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -69,6 +70,7 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs,
                                   const RematParams& params) {
   const Step sp = v.PeakStep();
   const bool lifetime_weighted = params.greedy_score == "lifetime";
+  const bool log_weighted = params.greedy_score == "log";
   std::vector<int> touched_now;
   for (int x : v.InputsAt(sp)) touched_now.push_back(v.StorageOf(x));
   for (int x : v.OutputsAt(sp)) touched_now.push_back(v.StorageOf(x));
@@ -158,7 +160,9 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs,
     const Bytes net = v.Size(sid) + also - penalty;
     if (net <= 0) continue;
     Candidate c;
-    const double span = lifetime_weighted ? static_cast<double>(next - prev) : 1.0;
+    const double span = lifetime_weighted ? static_cast<double>(next - prev)
+                        : log_weighted    ? std::log(static_cast<double>(next - prev) + 1.0)
+                                          : 1.0;
     c.score = static_cast<double>(net) * span / std::max(cost, 1e-9);
     c.at = next;
     for (Step p : steps) c.ops.push_back(v.OriginAt(p));

@@ -89,8 +89,9 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
   if (std::find(MethodNames().begin(), MethodNames().end(), params.method) == MethodNames().end())
     throw InputError("unknown remat method \"" + params.method + "\"");
   if (params.alignment <= 0) throw InputError("alignment must be positive");
-  if (params.greedy_score != "peak" && params.greedy_score != "lifetime")
-    throw InputError("unknown greedy score \"" + params.greedy_score + "\" (peak, lifetime)");
+  if (params.greedy_score != "log" && params.greedy_score != "peak" &&
+      params.greedy_score != "lifetime")
+    throw InputError("unknown greedy score \"" + params.greedy_score + "\" (log, peak, lifetime)");
   RematResult result;
   result.budget = budget;
   const Schedule start = BaseSchedule(graph, params);

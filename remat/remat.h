@@ -103,10 +103,11 @@ struct RematParams {
   // Greedy: the most ops one eviction may recompute, the evicted storage's producers and, for
   // inputs freed before the peak, their producers in turn (a chain).
   int greedy_max_chain = 16;
-  // Greedy: how candidates are ranked. "peak": bytes freed at the peak per unit of recompute
-  // cost (MONeT's and Checkmate's currency: cheap memory-bound ops go first); "lifetime":
-  // those bytes times the steps they stay freed, per unit of cost (the first greedy's rule).
-  std::string greedy_score = "peak";
+  // Greedy: how candidates are ranked, all per unit of recompute cost (MONeT's and
+  // Checkmate's currency: cheap memory-bound ops go before matmuls and convolutions).
+  // "log": bytes freed at the peak times log(1 + steps they stay freed); "peak": the bytes
+  // alone; "lifetime": the bytes times the steps (the first greedy's rule).
+  std::string greedy_score = "log";
   // Greedy: a candidate also counts the other storages its copies free at the peak (outputs
   // of the recomputed ops made by them alone and unused until the copies run).
   bool greedy_count_siblings = true;

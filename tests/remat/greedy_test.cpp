@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "core/error.h"
 #include "core/io.h"
 #include "remat/internal.h"
 #include "tests/support/training_graph.h"
@@ -69,6 +70,13 @@ TEST(Greedy, OneDescentGivesEachBudgetWhatItsOwnRunGives) {
       EXPECT_EQ(all[i].status, one.status);
     }
   }
+}
+
+TEST(Greedy, AnUnknownScoreIsBadInput) {
+  const Graph g = RandomSteps().front();
+  RematParams params;
+  params.greedy_score = "bytes";
+  EXPECT_THROW(PlanRemat(g, 1000, params), InputError);
 }
 
 }  // namespace
