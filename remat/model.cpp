@@ -239,8 +239,21 @@ bool IsRecomputable(const Graph& graph, OpId op, const RecomputeRule& rule) {
         return false;
     }
   if (!rule.rng_state_kept && IsRandom(o.name)) return false;
-  // Outputs aliasing a graph input are views of it (in-place writes were excluded by name),
-  // so they write no persistent state.
+  // An op that makes fresh memory and also returns a tensor on a graph input's storage writes
+  // that storage, since no view op makes fresh memory: the PyTorch exporter records
+  // native_batch_norm's update of the running statistics this way, and recomputing it would
+  // apply the update twice. Other outputs aliasing a graph input are views of it (in-place
+  // writes were excluded by name), so they write no persistent state.
+  bool fresh = false, on_input = false;
+  for (TensorId t : o.outputs) {
+    const Tensor& tensor = graph.tensors[U(t)];
+    if (tensor.size == 0 && tensor.kind == TensorKind::kControl) continue;  // ordering only
+    if (tensor.alias_of == kNoTensor)
+      fresh = true;
+    else if (graph.tensors[U(RootOf(graph, tensor.alias_of))].producer == kNoOp)
+      on_input = true;
+  }
+  if (fresh && on_input) return false;
   return !o.outputs.empty();
 }
 

@@ -131,6 +131,44 @@ TEST(Recomputable, ForwardOpsAreButInPlaceOptimizerAndRandomOpsAreNot) {
   EXPECT_FALSE(IsRecomputable(g, 4));  // optimizer, in place on a weight
 }
 
+TEST(Recomputable, AnOpThatAlsoWritesAGraphInputThroughAnAliasIsNot) {
+  // native_batch_norm as the PyTorch exporter records it: a fresh output plus outputs on the
+  // running statistics' storage (an update that a recomputation would apply twice); a view of
+  // a weight (aten.t) aliases a graph input too but makes no fresh memory.
+  Graph g;
+  g.name = "bn";
+  auto op = [&](std::string name) {
+    g.ops.push_back(
+        Op{static_cast<ExternalId>(g.ops.size()), std::move(name), Phase::kForward, {}, {}});
+    return static_cast<OpId>(g.ops.size() - 1);
+  };
+  auto tensor = [&](Bytes size, OpId producer, TensorKind kind, TensorId alias = kNoTensor) {
+    Tensor t;
+    t.ext_id = static_cast<ExternalId>(g.tensors.size());
+    t.size = size;
+    t.producer = producer;
+    t.kind = kind;
+    t.alias_of = alias;
+    g.tensors.push_back(t);
+    return static_cast<TensorId>(g.tensors.size() - 1);
+  };
+  const TensorId x = tensor(64, kNoOp, TensorKind::kInput);
+  const TensorId mean = tensor(16, kNoOp, TensorKind::kInput);
+  const TensorId w = tensor(16, kNoOp, TensorKind::kWeight);
+  const OpId bn = op("aten.native_batch_norm");
+  const OpId t = op("aten.t");
+  g.tensors[U(x)].consumers = {bn};
+  g.tensors[U(mean)].consumers = {bn};
+  g.tensors[U(w)].consumers = {t};
+  tensor(64, bn, TensorKind::kActivation);
+  tensor(16, bn, TensorKind::kInput, mean);
+  const TensorId wt = tensor(16, t, TensorKind::kWeight, w);
+  g.tensors[U(wt)].output = true;
+  Finalize(g, "<test>");
+  EXPECT_FALSE(IsRecomputable(g, bn));
+  EXPECT_TRUE(IsRecomputable(g, t));
+}
+
 TEST(Recomputable, DropoutOnlyWhenItsRngStateIsKept) {
   gen::Config config = gen::ParseConfig(
       "model: {family: gpt2, n_layer: 1, n_embd: 32, n_head: 2, seq_len: 8, n_positions: 8, "

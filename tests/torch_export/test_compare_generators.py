@@ -3,6 +3,10 @@ agree within 10% on op count and on program-order theoretical peak (GPT-2 with f
 ResNet-18 at a small batch). docs/torch-export.md lists the differences and the full-size
 figures.
 
+Op costs (ops[].cost, FLOP-equivalents, gen/cost.h's model in both) agree within
+COST_TOLERANCE per op name, per phase and in total. The one difference is native_batch_norm,
+which the exporter records as also writing the running statistics (more bytes moved).
+
 Op counts are compared as written. The one op kind whose count differs is aten.detach, by
 exactly the number of parameter tensors: the generator models `loss.backward()`, whose
 AccumulateGrad dispatches one `new_grad.detach()` per parameter, and the exporter
@@ -25,6 +29,7 @@ sys.path.insert(0, s.TOOL_DIR)
 import compare  # noqa: E402
 
 CONFIGS = os.path.join(s.SOURCE_DIR, "configs")
+COST_TOLERANCE = 0.001  # relative
 
 
 @unittest.skipUnless(os.path.exists(os.path.join(CONFIGS, "gpt2-small.yaml")),
@@ -44,7 +49,8 @@ class GeneratorMatchesTrace(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         r = s.run_export_main(["--config", config, "-o", traced, "-q"])
         self.assertEqual(r.returncode, 0, r.stderr)
-        result = compare.compare(s.roam_binary(), generated, traced, tolerance=0.10)
+        result = compare.compare(s.roam_binary(), generated, traced, tolerance=0.10,
+                                 cost_tolerance=COST_TOLERANCE)
         report = compare.format_text(result)
         self.assertLessEqual(abs(result["ops_rel_diff"]), 0.10, report)
         self.assertLessEqual(abs(result["peak_rel_diff"]), 0.10, report)
@@ -53,11 +59,18 @@ class GeneratorMatchesTrace(unittest.TestCase):
                      if t.get("kind") == "weight" and t.get("producer") is None)
         self.assertEqual(result["op_differences"],
                          [{"op": "aten.detach", "a": params, "b": 0}], report)
+        self.assertTrue(result["a"]["has_costs"] and result["b"]["has_costs"], report)
+        self.assertLessEqual(abs(result["cost_rel_diff"]), COST_TOLERANCE, report)
+        self.assertEqual(result["cost_differences"], [], report)
+        for phase, cost in result["b"]["phase_costs"].items():
+            self.assertAlmostEqual(result["a"]["phase_costs"][phase] / cost, 1.0,
+                                   delta=COST_TOLERANCE, msg=report)
         return result
 
     def test_gpt2_with_two_layers(self):
         r = self.compare_config("gpt2-small.yaml", n_layer=2)
         self.assertGreater(r["b"]["ops"], 400)
+        self.assertEqual(r["cost_rel_diff"], 0.0)  # the same ops, bytes and FLOPs
 
     def test_resnet18(self):
         r = self.compare_config("resnet18.yaml", batch=4)

@@ -5,7 +5,9 @@
   /usr/bin/python3 tools/torch_export/compare.py --roam build/release/apps/roam A.json B.json
 
 Prints op counts (total and per phase), the program-order theoretical peak and persistent
-bytes from `roam evaluate --order program --json`, and the op names whose counts differ.
+bytes from `roam evaluate --order program --json`, the op names whose counts differ, and the
+summed op costs (`ops[].cost`, FLOP-equivalents; total, per phase, and the op names whose
+summed costs differ by more than the cost tolerance; absent costs count 0).
 
 Op counts are compared as written, and also "comparable", without aten.detach and Adam's
 step-counter ops (aten._local_scalar_dense, and add_ on a 0-dim optimizer_state input), which
@@ -64,7 +66,15 @@ def phase_counts(graph):
     return collections.Counter(op.get("phase", "") for op in graph["ops"])
 
 
-def compare(roam, path_a, path_b, tolerance=0.10):
+def costs_by(graph, key):
+    """Summed ops[].cost per key(op) (absent costs count 0)."""
+    out = collections.defaultdict(float)
+    for op in graph["ops"]:
+        out[key(op)] += float(op.get("cost", 0.0))
+    return dict(out)
+
+
+def compare(roam, path_a, path_b, tolerance=0.10, cost_tolerance=0.001):
     """Returns a dict with both summaries, relative differences and per-op differences."""
     ga, gb = load(path_a), load(path_b)
     sa, sb = evaluate(roam, path_a), evaluate(roam, path_b)
@@ -90,6 +100,18 @@ def compare(roam, path_a, path_b, tolerance=0.10):
         "op_differences": [{"op": n, "a": a, "b": b} for n, a, b in diffs],
         "tolerance": tolerance,
     }
+    for side, g in (("a", ga), ("b", gb)):
+        result[side]["cost"] = sum(costs_by(g, lambda op: "").values())
+        result[side]["phase_costs"] = costs_by(g, lambda op: op.get("phase", ""))
+        result[side]["has_costs"] = all("cost" in op for op in g["ops"])
+    result["cost_rel_diff"] = rel(result["a"]["cost"], result["b"]["cost"])
+    na, nb = costs_by(ga, lambda op: op["name"]), costs_by(gb, lambda op: op["name"])
+    result["cost_differences"] = sorted(
+        ({"op": n, "a": na.get(n, 0.0), "b": nb.get(n, 0.0),
+          "rel_diff": rel(na.get(n, 0.0), nb.get(n, 0.0))} for n in set(na) | set(nb)
+         if abs(rel(na.get(n, 0.0), nb.get(n, 0.0))) > cost_tolerance),
+        key=lambda d: (-abs(d["a"] - d["b"]), d["op"]))
+    result["cost_tolerance"] = cost_tolerance
     result["within_tolerance"] = (abs(result["ops_rel_diff"]) <= tolerance and
                                   abs(result["peak_rel_diff"]) <= tolerance)
     return result
@@ -110,6 +132,17 @@ def format_text(r):
                  f"{r['b']['theoretical_peak'] / mib:>16.1f}{r['peak_rel_diff']:>10.1%}")
     lines.append(f"{'persistent MiB':22}{r['a']['persistent_bytes'] / mib:>16.1f}"
                  f"{r['b']['persistent_bytes'] / mib:>16.1f}")
+    if r["a"]["has_costs"] or r["b"]["has_costs"]:
+        lines.append(f"{'cost (FLOP-eq.)':22}{r['a']['cost']:>16.4g}{r['b']['cost']:>16.4g}"
+                     f"{r['cost_rel_diff']:>10.3%}")
+        for phase in sorted(set(r["a"]["phase_costs"]) | set(r["b"]["phase_costs"])):
+            lines.append(f"{'  ' + phase:22}{r['a']['phase_costs'].get(phase, 0):>16.4g}"
+                         f"{r['b']['phase_costs'].get(phase, 0):>16.4g}")
+        if r["cost_differences"]:
+            lines.append(f"summed costs that differ by more than {r['cost_tolerance']:.1%} "
+                         "(A, B):")
+            for d in r["cost_differences"]:
+                lines.append(f"  {d['op']:40} {d['a']:>12.4g} {d['b']:>12.4g}")
     if r["op_differences"]:
         lines.append("op counts that differ (A, B):")
         for d in r["op_differences"]:

@@ -8,41 +8,26 @@ level over fake tensors and writes it as a roam-graph-v1 file (docs/torch-export
 Exit status: 0 success; 1 internal failure; 2 bad input or usage (nothing is written).
 """
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from roam_torch.options import (add_model_arguments, check_model_arguments,  # noqa: E402
-                                spec_from_arguments)
+from roam_torch import cli  # noqa: E402
+from roam_torch.cli import EXIT_BAD_INPUT, EXIT_OK  # noqa: E402
 
-EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+PROG = "export.py"
 
 
 def parse_args(argv):
-    p = _Parser(prog="export.py", description=__doc__.split("\n\n")[0],
-                formatter_class=argparse.RawDescriptionHelpFormatter)
-    what = add_model_arguments(p)
+    p, what = cli.model_parser(PROG, __doc__)
     what.add_argument("--list", action="store_true", help="list the torchvision models")
     p.add_argument("-o", "--output", metavar="GRAPH", help="where to write the graph")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
-    args = p.parse_args(argv)
+    args = cli.parse_model_arguments(p, argv)
     if not args.list and not args.output:
         p.error("the following arguments are required: -o/--output")
-    check_model_arguments(p, args)
     return args
-
-
-def _fail(message, status):
-    print(f"export.py: error: {message}", file=sys.stderr)
-    return status
 
 
 def main(argv=None):
@@ -55,11 +40,11 @@ def main(argv=None):
         return EXIT_OK
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
-        return _fail(f"-o {args.output}: directory {out_dir} does not exist", EXIT_BAD_INPUT)
-    try:
-        spec = spec_from_arguments(args)
-    except specs.UsageError as e:
-        return _fail(str(e), EXIT_BAD_INPUT)
+        return cli.fail(PROG, f"-o {args.output}: directory {out_dir} does not exist",
+                        EXIT_BAD_INPUT)
+    spec, status = cli.spec_or_status(PROG, args)
+    if spec is None:
+        return status
 
     from roam_torch import export_graph, io
     from roam_torch.trace import trace_step
@@ -67,9 +52,7 @@ def main(argv=None):
     try:
         traced = trace_step(spec)
     except TraceError as e:
-        if e.phase == "forward":  # the model rejected the requested shapes
-            return _fail(f"{spec.name}: the model cannot run this input: {e}", EXIT_BAD_INPUT)
-        return _fail(f"{spec.name}: tracing failed: {e}", EXIT_FAILURE)
+        return cli.trace_failure(PROG, spec, e)
     graph, report, _ = export_graph.build(traced)
     io.write_json_atomically(args.output, graph)
     if not args.quiet:

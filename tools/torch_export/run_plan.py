@@ -11,29 +11,20 @@ Exit status: 0 the planned run ran (and, with --check-eager, matches eager); 1 i
 match eager, or a tensor was not at its planned place; 2 bad input or usage (nothing is run).
 """
 
-import argparse
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from roam_torch.options import (add_model_arguments, check_model_arguments,  # noqa: E402
-                                spec_from_arguments)
+from roam_torch import cli  # noqa: E402
+from roam_torch.cli import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK  # noqa: E402
 
-EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+PROG = "run_plan.py"
 
 
 def parse_args(argv):
-    p = _Parser(prog="run_plan.py", description=__doc__.split("\n\n")[0],
-                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_model_arguments(p)
+    p, _ = cli.model_parser(PROG, __doc__)
     p.add_argument("--graph", required=True, metavar="GRAPH",
                    help="the roam-graph-v1 export.py wrote for these model options")
     p.add_argument("--plan", required=True, metavar="PLAN", help="a roam-plan-v1 for GRAPH")
@@ -54,16 +45,14 @@ def parse_args(argv):
     p.add_argument("--unsafe-skip-validate", action="store_true",
                    help="run a plan without `roam validate` (tests of the runner as a judge)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    args = p.parse_args(argv)
-    check_model_arguments(p, args)
+    args = cli.parse_model_arguments(p, argv)
     if args.steps <= 0:
         p.error(f"--steps: must be a positive integer, got {args.steps}")
     return args
 
 
 def _fail(message, status):
-    print(f"run_plan.py: error: {message}", file=sys.stderr)
-    return status
+    return cli.fail(PROG, message, status)
 
 
 def _mib(n):
@@ -87,6 +76,9 @@ def report_text(r):
         f"transient bytes per step: {st.transient_bytes_total:,} in all, at most "
         f"{st.transient_bytes_max:,} at once ({st.transient_max_op or '-'})",
     ]
+    if st.ops_recomputed:
+        lines.append(f"remat: {st.ops_recomputed} recomputations per step (ops with "
+                     "\"recomputes\") ran into their own planned places")
     if r.random_reseeded:
         lines.append("the plan reorders random ops: both runs reseed before each one")
     if r.device.startswith("cuda"):
@@ -115,13 +107,11 @@ def report_text(r):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from roam_torch import spec as specs
     from roam_torch.plan_io import BadInput, load_json
 
-    try:
-        spec = spec_from_arguments(args)
-    except specs.UsageError as e:
-        return _fail(str(e), EXIT_BAD_INPUT)
+    spec, status = cli.spec_or_status(PROG, args)
+    if spec is None:
+        return status
 
     from roam_torch import arena, planned
     from roam_torch.trace import TraceError
@@ -133,9 +123,7 @@ def main(argv=None):
         try:
             runner = planned.Runner(spec, seed=args.seed)
         except TraceError as e:
-            if e.phase == "forward":
-                raise BadInput(f"{spec.name}: the model cannot run this input: {e}") from None
-            return _fail(f"{spec.name}: tracing failed: {e}", EXIT_FAILURE)
+            return cli.trace_failure(PROG, spec, e)
         report = runner.run(graph, args.graph, plan, args.plan, steps=args.steps,
                             device=args.device, check_eager=args.check_eager, roam=args.roam,
                             skip_validate=args.unsafe_skip_validate, rtol=args.rtol,

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.fx as fx
 
+from . import nested
 from .export_graph import _op_outputs
 
 aten = torch.ops.aten
@@ -108,7 +109,8 @@ class ExecStats:
     ops_out: int = 0  # fresh outputs written by the op's out= overload
     ops_copied: int = 0  # ran as traced, result copied into place
     ops_empty: int = 0  # empty/empty_like: the planned view is the result
-    ops_other: int = 0  # views, in-place ops, ops without planned outputs
+    ops_other: int = 0  # views, in-place ops, ops without planned output
+    ops_recomputed: int = 0  # of the above, copies that recompute an op (remat)
     transient_bytes_max: int = 0  # largest temporary (copied result, unused output) at one op
     transient_bytes_total: int = 0  # summed over the step
     transient_max_op: str = ""
@@ -117,6 +119,7 @@ class ExecStats:
     def as_dict(self):
         return {"ops_out": self.ops_out, "ops_copied": self.ops_copied,
                 "ops_empty": self.ops_empty, "ops_other": self.ops_other,
+                "ops_recomputed": self.ops_recomputed,
                 "transient_bytes_max": self.transient_bytes_max,
                 "transient_bytes_total": self.transient_bytes_total,
                 "transient_max_op": self.transient_max_op,
@@ -150,29 +153,43 @@ def _out_overload(op, backend):
 def _retarget(x, device):
     """Factory ops traced on the CPU carry device=cpu; on another device they must make their
     tensors there."""
-    if isinstance(x, torch.device):
-        return device if x.type == "cpu" else x
-    if isinstance(x, (list, tuple)):
-        return type(x)(_retarget(v, device) for v in x)
-    if isinstance(x, dict):
-        return {k: _retarget(v, device) for k, v in x.items()}
-    return x
+    def fn(v):
+        return device if isinstance(v, torch.device) and v.type == "cpu" else v
+    return nested.map_leaves(x, fn)
+
+
+def _get_rng_state(device):
+    return torch.cuda.get_rng_state(device) if device.type == "cuda" else torch.get_rng_state()
+
+
+def _set_rng_state(device, state):
+    if device.type == "cuda":
+        torch.cuda.set_rng_state(state, device)
+    else:
+        torch.set_rng_state(state)
 
 
 class PlannedStep:
-    """The step of `export`, run in `order` with planned storages at `placement` (root tensor
-    id -> byte offset) in `arena`."""
+    """The ops of `program` (rewritten.Program: the trace, or a remat rewrite of it), run in
+    `order` with planned storages at `placement` (root tensor id -> byte offset) in `arena`.
 
-    def __init__(self, export, gm, order, placement, arena, device, use_out=True):
-        self.export, self.gm, self.arena = export, gm, arena
+    A copy (an op recomputing one of the trace) runs its original's fx node on the inputs the
+    graph wires it to, and writes its outputs to its own planned places; a copy of a random op
+    draws with the generator state its original drew with (saved when the original ran, as
+    torch.utils.checkpoint's preserve_rng_state does), and the state is put back after it."""
+
+    def __init__(self, program, export, gm, order, placement, arena, device, use_out=True):
+        self.program, self.export, self.gm, self.arena = program, export, gm, arena
         self.device = torch.device(device)
         self.backend = "CUDA" if self.device.type == "cuda" else "CPU"
         self.use_out = use_out
-        graph = export.graph
-        self.tensors = {t["id"]: t for t in graph["tensors"]}
+        self.tensors = {t["id"]: t for t in program.graph["tensors"]}
         self.node_of = {}  # tensor id -> the fx node whose value it is (first one: producer's)
         for node, tid in export.tensor_of.items():
             self.node_of.setdefault(tid, node)
+        for tid, v in program.value.items():
+            if tid != v and v in self.node_of:
+                self.node_of[tid] = self.node_of[v]
         self.root = {}
         for tid in self.tensors:
             r = tid
@@ -184,8 +201,7 @@ class PlannedStep:
         self.op_set = set(export.op_nodes)
         self.host_ops = [n for n in self.nodes if n in export.host and n.op == "call_function"
                          and n.target is not operator.getitem]
-        self.order_nodes = [export.op_nodes[i] for i in order]
-        self.op_id = {n: i for i, n in enumerate(export.op_nodes)}
+        self.order = list(order)
         self.output_node = next(n for n in self.nodes if n.op == "output")
         # Planned views, made once: the arena outlives the steps.
         self.views = {}
@@ -193,8 +209,19 @@ class PlannedStep:
             node = self._node_of_root(tid)
             self.views[tid] = arena.view(offset, self.tensors[tid]["size"], node.meta["val"])
         self.place = {tid: arena.base + off for tid, off in placement.items()}
-        self.outputs = {n: [(self._index(o), o, export.tensor_of.get(o))
-                            for o in _op_outputs(n)] for n in export.op_nodes}
+        self.outputs = {}  # op id -> [(result index, fx output node, tensor id)]
+        self.copy_tensor = {}  # copy's tensor id -> (copy op id, result index)
+        for op, n in program.op_nodes.items():
+            made = program.copy_outputs.get(op)
+            outs = []
+            for o in _op_outputs(n):
+                tid = export.tensor_of.get(o)
+                if made is not None:
+                    tid = made.get(tid)
+                    if tid is not None:
+                        self.copy_tensor[tid] = (op, self._index(o))
+                outs.append((self._index(o), o, tid))
+            self.outputs[op] = outs
         self.out_overloads = {}
         self.random_ops = [n for n in export.op_nodes if is_random(n.target)]
         self.random_index = {n: j for j, n in enumerate(self.random_ops)}
@@ -217,14 +244,16 @@ class PlannedStep:
         random op of program order runs, so reordering random ops does not change their
         draws."""
         self.begin(flat)
-        for n in self.order_nodes:
-            self.run_op(n, seed_random_op)
+        for op in self.order:
+            self.run_op(op, seed_random_op)
         return self.end()
 
     def begin(self, flat):
         """Starts a step: binds the persistent tensors and runs the host bookkeeping."""
         self.stats = ExecStats()
         self.env = {}
+        self.copy_results = {}  # copy op id -> its result
+        self.rng_states = {}  # random op id -> generator state before it drew
         for n, t in zip(self.placeholders, flat):
             self.env[n] = t
         for n in self.host_ops:  # the step counters' bookkeeping; depends only on constants
@@ -232,21 +261,69 @@ class PlannedStep:
                                    **fx.node.map_arg(n.kwargs, self._value))
         self.persistent_place = {}
 
-    def run_op(self, n, seed_random_op=None):
-        """Runs op node n (the next one of the order)."""
-        if seed_random_op is not None and n in self.random_index:
-            seed_random_op(self.random_index[n])
-        self._run_op(n)
+    def run_op(self, op, seed_random_op=None):
+        """Runs op `op` of the program (the next one of the order)."""
+        n = self.program.op_nodes[op]
+        origin = self.program.origin[op]
+        if n not in self.random_index:
+            self._run_op(op, n)
+            return
+        if origin == op:
+            if seed_random_op is not None:
+                seed_random_op(self.random_index[n])
+            self.rng_states[op] = _get_rng_state(self.device)
+            self._run_op(op, n)
+            return
+        saved = self.rng_states.get(origin)
+        if saved is None:
+            raise OrderError(f"the order runs op {op}, a recomputation of random op {origin}, "
+                             f"before op {origin}, so the generator state to draw with is not "
+                             "known yet")
+        now = _get_rng_state(self.device)
+        _set_rng_state(self.device, saved)
+        try:
+            self._run_op(op, n)
+        finally:
+            _set_rng_state(self.device, now)
 
-    def value(self, n):
-        """The current value of fx node n (an op's input), during a step."""
-        return self._value(n)
+    def inputs(self, op):
+        """[(fx input node, tensor id or None, current value)] of op `op`, during a step."""
+        n = self.program.op_nodes[op]
+        rewired = self.program.rewired.get(op, {})
+        out = []
+        for inp in nested.leaves((n.args, n.kwargs), nested.is_fx_node, unique=True):
+            tid = rewired.get(inp, self.export.tensor_of.get(inp))
+            out.append((inp, tid, self._input_value(rewired, inp)))
+        return out
+
+    def output_values(self, op):
+        """[(tensor id, value)] of the outputs op `op` made this step."""
+        result = self._result(op)
+        return [(tid, result if idx is None else result[idx])
+                for idx, _, tid in self.outputs[op]]
 
     def end(self):
         """Ends a step; returns the graph's output."""
         result = fx.node.map_arg(self.output_node.args[0], self._value)
         self.env = None
+        self.copy_results = None
         return result
+
+    def _result(self, op):
+        if self.program.origin[op] == op:
+            return self.env[self.program.op_nodes[op]]
+        return self.copy_results[op]
+
+    def _input_value(self, rewired, m):
+        tid = rewired.get(m)
+        if tid is None:
+            return self._value(m)
+        op, idx = self.copy_tensor[tid]
+        result = self.copy_results.get(op)
+        if result is None:
+            raise OrderError(f"the order runs an op reading tensor {tid} before op {op}, which "
+                             "makes it")
+        return result if idx is None else result[idx]
 
     def _value(self, n):
         env = self.env
@@ -266,14 +343,23 @@ class PlannedStep:
         raise OrderError(f"the order runs an op before {producer.name}, which makes one of "
                          "its inputs")
 
-    def _run_op(self, n):
+    def _run_op(self, op_id, n):
         op = n.target
-        args = fx.node.map_arg(n.args, self._value)
-        kwargs = fx.node.map_arg(n.kwargs, self._value)
+        rewired = self.program.rewired.get(op_id)
+        if rewired:
+            def lookup(m):
+                return self._input_value(rewired, m)
+        else:
+            lookup = self._value
+        args = fx.node.map_arg(n.args, lookup)
+        kwargs = fx.node.map_arg(n.kwargs, lookup)
         if self.device.type != "cpu":
             args, kwargs = _retarget(args, self.device), _retarget(kwargs, self.device)
-        outs = self.outputs[n]
+        outs = self.outputs[op_id]
         planned = {idx: tid for idx, _, tid in outs if tid in self.views}
+        copy = self.program.origin[op_id] != op_id
+        if copy:
+            self.stats.ops_recomputed += 1
         try:
             if not planned:
                 self.stats.ops_other += 1
@@ -283,19 +369,22 @@ class PlannedStep:
                 (tid,) = planned.values()
                 result = self.views[tid]
             else:
-                result = self._run_into_place(n, op, args, kwargs, outs, planned)
+                result = self._run_into_place(op_id, n, op, args, kwargs, outs, planned)
         except (RuntimeError, IndexError, ValueError) as e:
             # Eager ran this op on the same inputs: here its inputs were wrong (overwritten
             # while live) or its output place overlaps an input.
-            raise RunFailure(f"op {self.op_id[n]} ({op.overloadpacket}) failed in the planned "
+            raise RunFailure(f"op {op_id} ({op.overloadpacket}) failed in the planned "
                              f"run: {type(e).__name__}: {str(e).splitlines()[0]}") from e
         if isinstance(result, (tuple, list)):
             kept = {idx for idx, _, _ in outs}
             result = [r if i in kept else None for i, r in enumerate(result)]
-        self.env[n] = result
-        self._check_places(n, outs)
+        if copy:
+            self.copy_results[op_id] = result
+        else:
+            self.env[n] = result
+        self._check_places(op_id, n, outs, result)
 
-    def _run_into_place(self, n, op, args, kwargs, outs, planned):
+    def _run_into_place(self, op_id, n, op, args, kwargs, outs, planned):
         multi = not isinstance(n.meta.get("val"), torch.Tensor)
         if multi:  # the traced values of the outputs something reads (getitem nodes)
             traced = {idx: o.meta.get("val") for idx, o, _ in outs}
@@ -343,7 +432,7 @@ class PlannedStep:
                 view = self.views[planned[key]]
                 if r.shape != view.shape or r.stride() != view.stride() or r.dtype != view.dtype:
                     raise PlacementError(
-                        f"op {self.op_id[n]} ({op}) made output {key or 0} with shape "
+                        f"op {op_id} ({op}) made output {key or 0} with shape "
                         f"{tuple(r.shape)} strides {r.stride()} {r.dtype}; the trace has "
                         f"{tuple(view.shape)} {view.stride()} {view.dtype}")
                 view.copy_(r)
@@ -361,7 +450,7 @@ class PlannedStep:
             s.transient_bytes_max = nbytes
             s.transient_max_op = str(n.target.overloadpacket)
 
-    def _check_places(self, n, outs):
+    def _check_places(self, op_id, n, outs, result):
         """Every output is where the plan (for planned storages) or its base (persistent
         storages) says: the root's first byte plus the traced value's storage offset."""
         for idx, out_node, tid in outs:
@@ -376,12 +465,12 @@ class PlannedStep:
                 if self.tensors[root]["producer"] is not None:
                     continue  # a size-0 storage: nothing to place
                 start = self._persistent_start(root)
-            real = self.env[n] if idx is None else self.env[n][idx]
+            real = result if idx is None else result[idx]
             want = start + fake.storage_offset() * fake.element_size()
             if real.data_ptr() != want:
                 where = "the arena" if root in self.place else "its persistent storage"
                 raise PlacementError(
-                    f"op {self.op_id[n]} ({n.target.overloadpacket}): tensor {tid} is at "
+                    f"op {op_id} ({n.target.overloadpacket}): tensor {tid} is at "
                     f"address {real.data_ptr():#x}, not at its place in {where} "
                     f"({want:#x}, storage of tensor {root}): the graph's memory model is "
                     "wrong about this op")
@@ -395,18 +484,4 @@ class PlannedStep:
 
 
 def _tensors(args, kwargs):
-    out = []
-
-    def visit(a):
-        if isinstance(a, torch.Tensor):
-            out.append(a)
-        elif isinstance(a, (list, tuple)):
-            for x in a:
-                visit(x)
-        elif isinstance(a, dict):
-            for x in a.values():
-                visit(x)
-
-    visit(args)
-    visit(kwargs)
-    return out
+    return nested.leaves((args, kwargs), nested.is_tensor)

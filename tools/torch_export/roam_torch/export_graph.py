@@ -14,6 +14,9 @@ produced. Out: a dict ready for json.dump, plus an ExportReport of what was left
 - Ordering: per storage, every op that read it since the previous write feeds the writer a
   size-0 "control" tensor (reads of the old value before the write), and an op reading a
   tensor made before the latest write of its storage gets one from the writer.
+- Costs: every op gets `cost` in FLOP-equivalents from its traced shapes (cost.py, the
+  generator's model): FLOPs of matrix products and convolutions, else 100 per byte its tensors
+  read and make; views 0.
 - Host ops are dropped: Adam's step counters (torch.tensor constants lifted into the trace,
   incremented with add_ and read with .item() on the CPU in GPU training) and the profiler's
   record_function bookkeeping. A host value read by a device op becomes a graph input.
@@ -26,7 +29,8 @@ import torch
 import torch.fx as fx
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from . import patches
+from . import cost as costs
+from . import nested, patches
 
 FORMAT = "roam-graph-v1"
 
@@ -53,23 +57,7 @@ def _storage_key(t):
 
 def _tensor_nodes(args, kwargs):
     """The fx Nodes among an op's (possibly nested) arguments, in order, deduplicated."""
-    seen, out = set(), []
-
-    def visit(a):
-        if isinstance(a, fx.Node):
-            if a not in seen:
-                seen.add(a)
-                out.append(a)
-        elif isinstance(a, (list, tuple)):
-            for x in a:
-                visit(x)
-        elif isinstance(a, dict):
-            for x in a.values():
-                visit(x)
-
-    visit(args)
-    visit(kwargs)
-    return out
+    return nested.leaves((args, kwargs), nested.is_fx_node, unique=True)
 
 
 def _op_outputs(node):
@@ -235,6 +223,7 @@ class _Builder:
             in_by_key[self.storage_of_tensor[tid]] = tid
         produced_keys = set()
         kind = _KIND_OF_PHASE.get(node.meta.get("roam_phase"), "temporary")
+        made, fresh = [], False
         for out in outputs:
             val = out.meta["val"]
             key = _storage_key(val)
@@ -245,12 +234,23 @@ class _Builder:
                 tid = self.new_tensor(val, op, self.tensors[alias]["kind"], alias_of=alias)
             else:
                 tid = self.new_tensor(val, op, kind)
+                fresh = True
             self.tensor_of[out] = tid
+            made.append(tid)
         for tid in written:
             key = self.storage_of_tensor[tid]
             if key not in produced_keys:  # an undeclared write (batch-norm running stats)
                 produced_keys.add(key)
-                self.new_tensor_like(tid, op)
+                made.append(self.new_tensor_like(tid, op))
+        # Cost (docs/formats.md "Costs"): a view moves no bytes; every other op is charged its
+        # FLOPs or the bytes it reads and writes, as the generator does.
+        if made and not fresh and not written_keys:
+            self.ops[op]["cost"] = 0.0
+        else:
+            moved = sum(self.tensors[t]["size"] for t in dict.fromkeys(in_tids + made))
+            name = self.ops[op]["name"]
+            results = [o.meta["val"] for o in outputs]  # multi-output nodes: their getitems
+            self.ops[op]["cost"] = costs.estimate(name, node.args, results, moved)
 
     def new_tensor_like(self, tid, op):
         t = self.tensors[tid]
@@ -261,6 +261,7 @@ class _Builder:
         self.storage_of_tensor.append(key)
         self.version_of_tensor.append(self.version.get(key, 0))
         self.storage_latest[key] = nid
+        return nid
 
     def finish(self, output_node):
         for out in _tensor_nodes(output_node.args, {}):

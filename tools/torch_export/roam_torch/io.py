@@ -29,6 +29,11 @@ def summary_text(graph, report, path):
              f"({', '.join(f'{k} {v}' for k, v in phases.items())}), "
              f"{report.tensors} tensors ({report.control_tensors} control)",
              f"  parameters: {report.weight_elements:,}"]
+    costs = {}
+    for op in graph["ops"]:
+        costs[op["phase"]] = costs.get(op["phase"], 0.0) + op.get("cost", 0.0)
+    lines.append(f"  cost: {sum(costs.values()):.4g} FLOP-equivalents "
+                 f"({', '.join(f'{k} {v:.4g}' for k, v in costs.items())})")
     if report.host_ops:
         host = ", ".join(f"{k} x{v}" for k, v in sorted(report.host_ops.items()))
         lines.append(f"  host ops left out of the device graph: {host}")

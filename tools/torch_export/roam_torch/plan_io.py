@@ -83,15 +83,18 @@ def find_roam(explicit=None):
                    "(cmake --build --preset release), or give --roam PATH or ROAM_BINARY")
 
 
-def validate_with_roam(roam, graph_path, plan_path):
-    """Runs `roam validate GRAPH PLAN`; raises BadInput with its message when the plan is
-    invalid or the files are bad."""
-    r = subprocess.run([roam, "validate", graph_path, plan_path], capture_output=True,
-                       text=True)
+def validate_with_roam(roam, graph_path, plan_path, original=None):
+    """Runs `roam validate GRAPH PLAN` (with `--original ORIGINAL` for a remat rewrite: GRAPH
+    must then be a faithful rewrite of ORIGINAL); raises BadInput with its message when the
+    plan is invalid or the files are bad."""
+    command = [roam, "validate", graph_path, plan_path]
+    if original is not None:
+        command += ["--original", original]
+    r = subprocess.run(command, capture_output=True, text=True)
     if r.returncode != 0:
         message = (r.stdout + r.stderr).strip().replace("\n", "; ")
-        raise BadInput(f"PLAN {plan_path} fails `roam validate` (exit {r.returncode}): "
-                       f"{message}")
+        how = "roam validate --original" if original is not None else "roam validate"
+        raise BadInput(f"PLAN {plan_path} fails `{how}` (exit {r.returncode}): {message}")
 
 
 def _integer(value):

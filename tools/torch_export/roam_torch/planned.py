@@ -14,6 +14,9 @@ plan_io.BadInput.
 """
 
 import contextlib
+import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 
 import torch
@@ -22,6 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import arena as ar
 from . import export_graph, patches, plan_io
+from . import rewritten as rw
 from . import trace as tr
 from .plan_io import BadInput
 
@@ -132,9 +136,20 @@ class Runner:
 
     # -- inputs ---------------------------------------------------------------------------------
     def check_graph(self, graph, graph_path):
-        diff = plan_io.first_graph_difference(graph, self.graph)
-        if diff is not None:
-            raise BadInput(f"GRAPH {graph_path} is not the trace of {self.spec.name}: {diff}")
+        """The Program GRAPH runs: the trace itself, or a remat rewrite of it (its ops that
+        are not copies are the trace, and every op reads computations of what the trace's op
+        reads). BadInput naming the first difference otherwise."""
+        if not rw.has_copies(graph):
+            diff = plan_io.first_graph_difference(graph, self.graph)
+            if diff is not None:
+                raise BadInput(f"GRAPH {graph_path} is not the trace of {self.spec.name}: "
+                               f"{diff}")
+            return rw.plain_program(self.export, graph)
+        try:
+            return rw.rewritten_program(self.export, graph)
+        except BadInput as e:
+            raise BadInput(f"GRAPH {graph_path} is not a remat rewrite of the trace of "
+                           f"{self.spec.name}: {e}") from None
 
     def real_inputs(self, device):
         """The model, batch and optimizer state from the seed, on `device`."""
@@ -172,7 +187,7 @@ class Runner:
         _release(device)
         return StepResult(losses, states, *peaks)
 
-    def run_planned(self, order, placement, arena_bytes, alignment, steps, device,
+    def run_planned(self, program, order, placement, arena_bytes, alignment, steps, device,
                     after_step=None):
         """Runs the plan; after_step(k, loss, flat), when given, sees each step's results
         before the next step overwrites them."""
@@ -182,7 +197,8 @@ class Runner:
         reseed = ar.random_order_changed(self.export, order)
         _reset_peaks(device)
         arena = ar.Arena(arena_bytes, alignment, device)
-        step = ar.PlannedStep(self.export, self.traced.gm, order, placement, arena, device)
+        step = ar.PlannedStep(program, self.export, self.traced.gm, order, placement, arena,
+                              device)
         losses = []
         with torch.no_grad():
             for k in range(steps):
@@ -204,9 +220,18 @@ class Runner:
             roam=None, skip_validate=False, rtol=None, atol=None):
         """Checks the inputs (BadInput), runs the plan, and with check_eager compares with
         eager PyTorch."""
-        self.check_graph(graph, graph_path)
+        program = self.check_graph(graph, graph_path)
         if not skip_validate:
-            plan_io.validate_with_roam(plan_io.find_roam(roam), graph_path, plan_path)
+            roam_path = plan_io.find_roam(roam)
+            if program.copies:
+                # roam checks the rewrite's faithfulness against the runner's own trace.
+                with tempfile.TemporaryDirectory(prefix="roam-run-plan-") as d:
+                    original = os.path.join(d, "trace.json")
+                    with open(original, "w", encoding="utf-8") as f:
+                        json.dump(self.graph, f)
+                    plan_io.validate_with_roam(roam_path, graph_path, plan_path, original)
+            else:
+                plan_io.validate_with_roam(roam_path, graph_path, plan_path)
         placed = plan_io.check_plan(graph, plan, plan_path)
         placement = {tid: off for tid, (off, _) in placed.items()}
         arena_bytes = max((off + size for off, size in placed.values()), default=0)
@@ -231,7 +256,7 @@ class Runner:
                         differences.append(diff)
         try:
             planned, allocated, reseed, stats = self.run_planned(
-                order, placement, arena_bytes, alignment, steps, device, after_step)
+                program, order, placement, arena_bytes, alignment, steps, device, after_step)
         except ar.OrderError as e:
             raise BadInput(f"PLAN {plan_path}: {e}") from None
         report = RunReport(graph=graph.get("name", ""), ops=len(graph["ops"]), steps=steps,
@@ -245,28 +270,27 @@ class Runner:
             report.difference = differences[0] if differences else None
             report.compared = {k: self.kinds.count(k) for k in sorted(set(self.kinds))}
             if report.difference is not None and report.tolerance == (0.0, 0.0):
-                report.diagnosis = self.diagnose(graph, order, placement, arena_bytes,
+                report.diagnosis = self.diagnose(program, order, placement, arena_bytes,
                                                  alignment, steps, device)
         return report
 
-    def diagnose(self, graph, order, placement, arena_bytes, alignment, steps, device):
+    def diagnose(self, program, order, placement, arena_bytes, alignment, steps, device):
         """Where a planned run that differs from eager first goes wrong: runs it in lockstep
         with a reference that executes the same order with every tensor in its own
         allocation, and names the first tensor an op reads (or writes) with other values
         than the reference's. Exact comparison, so only for bit-identical devices."""
         device = torch.device(device)
+        graph = program.graph
         tensors = {t["id"]: t for t in graph["tensors"]}
         names = {op["id"]: op.get("name", "") for op in graph["ops"]}
         ref_flat = [t.detach() for t in self.real_inputs(device).tensors]
         run_flat = [t.detach() for t in self.real_inputs(device).tensors]
         gm = self.traced.gm
-        ref = ar.PlannedStep(self.export, gm, order, {}, None, device)
+        ref = ar.PlannedStep(program, self.export, gm, order, {}, None, device)
         arena = ar.Arena(arena_bytes, alignment, device)
-        run = ar.PlannedStep(self.export, gm, order, placement, arena, device)
-        tensor_of = self.export.tensor_of
+        run = ar.PlannedStep(program, self.export, gm, order, placement, arena, device)
 
-        def describe(node):
-            tid = tensor_of.get(node)
+        def describe(node, tid):
             if tid is None:
                 return node.name
             root = tid
@@ -274,7 +298,9 @@ class Runner:
                 root = tensors[root]["alias_of"]
             t = tensors[tid]
             made = "a graph input" if t["producer"] is None else \
-                f"made by op {t['producer']} ({names[t['producer']]})"
+                f"made by op {t['producer']} ({names[t['producer']]}" + \
+                (f", recomputing op {program.origin[t['producer']]})"
+                 if program.is_copy(t["producer"]) else ")")
             where = f", storage {root} at arena offset {placement[root]}" \
                 if root in placement else ""
             return f"tensor {tid} ({t['kind']}, {made}{where})"
@@ -290,23 +316,24 @@ class Runner:
                 ref.begin(ref_flat)
                 run.begin(run_flat)
                 for pos, op_id in enumerate(order):
-                    n = self.export.op_nodes[op_id]
-                    for inp in export_graph._tensor_nodes(n.args, n.kwargs):
-                        if differs(ref.value(inp), run.value(inp)):
+                    for (inp, tid, a), (_, _, b) in zip(ref.inputs(op_id), run.inputs(op_id)):
+                        if differs(a, b):
                             return (f"step {k + 1}: op {op_id} ({names[op_id]}, position {pos} "
-                                    f"of the order) reads {describe(inp)}, whose values "
+                                    f"of the order) reads {describe(inp, tid)}, whose values "
                                     "differ from a run without the arena: overwritten while "
                                     "live")
-                    ref.run_op(n, seed)
+                    ref.run_op(op_id, seed)
                     try:
-                        run.run_op(n, seed)
+                        run.run_op(op_id, seed)
                     except ar.RunFailure as e:
                         return f"step {k + 1}: {e}"
-                    for _, out, _ in run.outputs[n]:
-                        if differs(ref.value(out), run.value(out)):
+                    outs = zip(run.outputs[op_id], ref.output_values(op_id),
+                               run.output_values(op_id))
+                    for (_, out, _), (tid, a), (_, b) in outs:
+                        if differs(a, b):
                             return (f"step {k + 1}: op {op_id} ({names[op_id]}, position {pos} "
-                                    f"of the order) wrote {describe(out)} with other values "
-                                    "than a run without the arena")
+                                    f"of the order) wrote {describe(out, tid)} with other "
+                                    "values than a run without the arena")
                 ref.end()
                 run.end()
         return ("a run of the same order without the arena computes the same values: the "
