@@ -1,6 +1,7 @@
 // roam remat: recompute activations so a training step fits a memory budget (docs/remat.md);
 // roam import-nodelink: read Checkmate's and MOCCASIN's graph files.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "core/error.h"
 #include "core/io.h"
 #include "remat/remat.h"
+#include "report/svg.h"
 
 namespace roam::cli {
 namespace {
@@ -24,6 +26,7 @@ struct RematOptions {
   double time_limit = 60;
   std::string method = "best";
   std::string graph_out;
+  std::string svg;
   bool rng_state_kept = false;
   Bytes alignment = kDefaultAlignment;
   const CLI::Option* alignment_flag = nullptr;
@@ -54,10 +57,35 @@ std::vector<Recomputed> ListRecomputed(const Graph& graph, const remat::RematRes
   return list;
 }
 
+// The trade-off curve: one category per budget, the added compute where the budget was met
+// and the peak reached at every budget (the smallest found where it was not).
+std::string SweepSvg(const Graph& graph, const std::vector<remat::SweepPoint>& points,
+                     Bytes no_remat_peak) {
+  report::LineChart chart;
+  chart.title = "Memory/compute trade-off of " + (graph.name.empty() ? "the graph" : graph.name) +
+                " (no-remat peak " + report::HumanBytes(static_cast<double>(no_remat_peak)) + ")";
+  chart.x_label = "budget (% of the no-remat peak)";
+  chart.y_label = "%";
+  report::ChartSeries overhead{"added compute (%)", {}};
+  report::ChartSeries peak{"peak reached (% of no-remat)", {}};
+  for (const auto& p : points) {
+    char label[32];
+    std::snprintf(label, sizeof label, "%.0f%%", 100 * p.ratio);
+    chart.categories.emplace_back(label);
+    overhead.values.push_back(p.feasible ? 100 * p.compute_overhead : std::nan(""));
+    peak.values.push_back(100.0 * static_cast<double>(p.peak) /
+                          static_cast<double>(std::max<Bytes>(no_remat_peak, 1)));
+  }
+  chart.series = {overhead, peak};
+  return report::LineChartSvg(chart);
+}
+
 int RunSweep(const RematOptions& options, const Graph& graph, const remat::RematParams& params) {
   std::vector<double> ratios;
   for (double r = 1.0; r > 1e-9; r -= options.sweep_step) ratios.push_back(r);
   auto points = remat::Sweep(graph, ratios, params);
+  if (!options.svg.empty())
+    WriteFileAtomically(options.svg, SweepSvg(graph, points, remat::NoRematPeak(graph, params)));
   if (options.output.json) {
     nlohmann::ordered_json doc = nlohmann::ordered_json::array();
     for (const auto& p : points)
@@ -91,6 +119,8 @@ int RunRemat(const RematOptions& options) {
   params.time_limit_s = options.time_limit > 0 ? options.time_limit : 1e8;
   params.rule.rng_state_kept = options.rng_state_kept;
   if (options.sweep) return RunSweep(options, graph, params);
+  if (!options.svg.empty())
+    throw InputError("remat: --svg draws the curve of --sweep; add --sweep");
 
   const bool by_ratio = options.ratio_flag != nullptr && options.ratio_flag->count() > 0;
   const bool by_bytes = options.budget_flag != nullptr && options.budget_flag->count() > 0;
@@ -158,6 +188,8 @@ void AddRematCommand(CLI::App& app, Action& action) {
                             ->check(CLI::Range(0.0, 1e6));
   cmd->add_flag("--sweep", options->sweep,
                 "Print the memory/compute trade-off from 100% of the no-remat peak down");
+  cmd->add_option("--svg", options->svg, "With --sweep: also write the trade-off curve as SVG here")
+      ->check(WritableOutputPath());
   cmd->add_option("--sweep-step", options->sweep_step, "Ratio step of --sweep")
       ->check(CLI::Range(0.001, 1.0))
       ->capture_default_str();

@@ -103,29 +103,24 @@ Schedule Segmented(const Graph& graph, const Dependencies& deps, const Schedule&
 
 }  // namespace
 
-MethodResult Checkpoint(const Graph& graph, const Schedule& start, Bytes budget,
-                        const RematParams& params) {
+std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& start,
+                                            const RematParams& params) {
   const std::vector<char> is_forward = ForwardOps(graph, start, params);
   std::vector<OpId> fwd;
   for (OpId op : start)
     if (is_forward[U(op)]) fwd.push_back(op);
   const Dependencies deps = BuildDependencies(graph);
-  MethodResult best;
-  best.method = "checkpoint";
-  best.status = "infeasible";
-  best.peak = std::numeric_limits<Bytes>::max();
-  auto consider = [&](Schedule s) {
+  std::vector<MethodResult> options;
+  auto add = [&](Schedule s) {
     Evaluated e = Evaluate(graph, s, params);
-    const bool fits = e.peak <= budget, best_fits = best.peak <= budget;
-    if ((fits && (!best_fits || e.recompute_cost < best.recompute_cost)) ||
-        (!fits && !best_fits && e.peak < best.peak)) {
-      best.schedule = std::move(s);
-      best.peak = e.peak;
-      best.recompute_cost = e.recompute_cost;
-      best.status = fits ? "feasible" : "infeasible";
-    }
+    MethodResult r;
+    r.method = "checkpoint";
+    r.schedule = std::move(s);
+    r.peak = e.peak;
+    r.recompute_cost = e.recompute_cost;
+    options.push_back(std::move(r));
   };
-  consider(start);
+  add(start);
   const size_t m = fwd.size();
   const auto max_k = static_cast<size_t>(
       std::ceil(params.checkpoint_max_segments_factor * std::sqrt(static_cast<double>(m))));
@@ -135,9 +130,30 @@ MethodResult Checkpoint(const Graph& graph, const Schedule& start, Bytes budget,
     std::vector<size_t> cuts;
     for (size_t j = 0; j <= k; ++j) cuts.push_back(j * m / k);
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    consider(Segmented(graph, deps, start, fwd, is_forward, cuts, params));
+    add(Segmented(graph, deps, start, fwd, is_forward, cuts, params));
+  }
+  return options;
+}
+
+MethodResult PickCheckpoint(std::span<const MethodResult> options, Bytes budget) {
+  MethodResult best;
+  best.method = "checkpoint";
+  best.status = "infeasible";
+  best.peak = std::numeric_limits<Bytes>::max();
+  for (const MethodResult& o : options) {
+    const bool fits = o.peak <= budget, best_fits = best.peak <= budget;
+    if ((fits && (!best_fits || o.recompute_cost < best.recompute_cost)) ||
+        (!fits && !best_fits && o.peak < best.peak)) {
+      best = o;
+      best.status = fits ? "feasible" : "infeasible";
+    }
   }
   return best;
+}
+
+MethodResult Checkpoint(const Graph& graph, const Schedule& start, Bytes budget,
+                        const RematParams& params) {
+  return PickCheckpoint(CheckpointOptions(graph, start, params), budget);
 }
 
 }  // namespace roam::remat::detail

@@ -1,7 +1,13 @@
-// The greedy baseline and the evaluation every method shares.
+// The greedy baseline and the evaluation every method shares. The greedy's choices are made by
+// one piece of code over two evaluations of the schedule: the incremental GreedyState (what
+// runs) and a full Rewrite + memory model per step (the reference the tests compare it with).
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
+#include <stdexcept>
 
+#include "remat/greedy_state.h"
 #include "remat/internal.h"
 
 namespace roam::remat::detail {
@@ -13,14 +19,223 @@ struct Candidate {
   Step at = 0;            // insert the copies before this step
   std::vector<OpId> ops;  // original ops to recompute, in order
 };
+
+// The reference evaluation, read through the same queries as GreedyState.
+class ReferenceView {
+ public:
+  explicit ReferenceView(Evaluated e) : e_(std::move(e)) {
+    position_.resize(e_.rewritten.graph.ops.size());
+    for (size_t s = 0; s < e_.rewritten.order.size(); ++s)
+      position_[U(e_.rewritten.order[s])] = static_cast<Step>(s);
+  }
+  Bytes Peak() const { return e_.peak; }
+  Step PeakStep() const { return e_.peak_step; }
+  double RecomputeCost() const { return e_.recompute_cost; }
+  OpId OriginAt(Step s) const { return e_.rewritten.origin[U(Op(s))]; }
+  std::span<const TensorId> InputsAt(Step s) const { return G().ops[U(Op(s))].inputs; }
+  std::span<const TensorId> OutputsAt(Step s) const { return G().ops[U(Op(s))].outputs; }
+  int StorageOf(int value) const { return e_.model.storage_of[U(value)]; }
+  Step ProducerStep(int value) const {
+    const OpId p = G().tensors[U(value)].producer;
+    return p == kNoOp ? -1 : position_[U(p)];
+  }
+  OpId ProducerOrigin(int value) const {
+    const OpId p = G().tensors[U(value)].producer;
+    return p == kNoOp ? kNoOp : e_.rewritten.origin[U(p)];
+  }
+  template <class F>
+  void ForEachReaderStep(int value, F f) const {
+    for (OpId c : G().tensors[U(value)].consumers) f(position_[U(c)]);
+  }
+  int NumStorages() const { return static_cast<int>(e_.model.storages.size()); }
+  bool Planned(int sid) const { return e_.model.storages[U(sid)].planned(); }
+  bool Output(int sid) const { return e_.model.storages[U(sid)].output; }
+  Bytes Size(int sid) const { return e_.model.storages[U(sid)].size; }
+  Step Start(int sid) const { return e_.lifetimes[U(sid)].start; }
+  Step End(int sid) const { return e_.lifetimes[U(sid)].end; }
+  std::span<const TensorId> Members(int sid) const { return e_.model.storages[U(sid)].members; }
+
+ private:
+  const Graph& G() const { return e_.rewritten.graph; }
+  OpId Op(Step s) const { return e_.rewritten.order[U(s)]; }
+  Evaluated e_;
+  std::vector<Step> position_;
+};
+
+// The evictions possible at the peak step, best first (ties broken by where and what, so
+// that the order does not depend on how either evaluation numbers its storages).
+template <class View>
+std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs,
+                                  const std::vector<char>& recomputable,
+                                  const RematParams& params) {
+  const Step sp = v.PeakStep();
+  const bool lifetime_weighted = params.greedy_score == "lifetime";
+  const bool log_weighted = params.greedy_score == "log";
+  std::vector<int> touched_now;
+  for (int x : v.InputsAt(sp)) touched_now.push_back(v.StorageOf(x));
+  for (int x : v.OutputsAt(sp)) touched_now.push_back(v.StorageOf(x));
+  std::vector<Candidate> candidates;
+  for (int sid = 0; sid < v.NumStorages(); ++sid) {
+    if (!v.Planned(sid) || v.Output(sid) || v.Start(sid) > sp || v.End(sid) <= sp) continue;
+    if (std::find(touched_now.begin(), touched_now.end(), sid) != touched_now.end()) continue;
+    // The steps that use the storage: the last before the peak and the first after it.
+    Step prev = v.Start(sid), next = std::numeric_limits<Step>::max();
+    std::vector<Step> steps;  // producers before the peak
+    bool ok = true;
+    for (int value : v.Members(sid)) {
+      const Step p = v.ProducerStep(value);
+      if (p < sp) {
+        if (!recomputable[U(v.ProducerOrigin(value))]) ok = false;
+        steps.push_back(p);
+      } else {
+        next = std::min(next, p);
+      }
+      v.ForEachReaderStep(value, [&](Step s) {
+        if (s < sp) prev = std::max(prev, s);
+        if (s > sp) next = std::min(next, s);
+      });
+    }
+    if (!ok || next == std::numeric_limits<Step>::max()) continue;
+    // The copies' inputs must be alive when the copies run. An input whose storage is not
+    // live at the peak would now have to cross it: recompute its producer too (a chain, up
+    // to greedy_max_chain ops), or, where that is not possible, count its bytes against
+    // what the candidate frees.
+    std::sort(steps.begin(), steps.end());
+    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+    std::vector<int> extended;
+    std::vector<std::pair<Step, int>> inputs;  // (producer step, storage), in a fixed order
+    for (size_t i = 0; i < steps.size(); ++i) {
+      inputs.clear();
+      for (int in : v.InputsAt(steps[i])) {
+        const int q = v.StorageOf(in);
+        if (q == sid || !v.Planned(q) || v.End(q) >= sp) continue;
+        inputs.emplace_back(v.ProducerStep(in), q);
+      }
+      std::sort(inputs.begin(), inputs.end());
+      for (auto [ps, q] : inputs) {
+        if (std::find(steps.begin(), steps.end(), ps) != steps.end()) continue;
+        if (static_cast<int>(steps.size()) < params.greedy_max_chain &&
+            recomputable[U(v.OriginAt(ps))])
+          steps.push_back(ps);
+        else
+          extended.push_back(q);
+      }
+    }
+    std::sort(steps.begin(), steps.end());
+    double cost = 0;
+    for (Step p : steps) cost += costs[U(v.OriginAt(p))];
+    std::sort(extended.begin(), extended.end());
+    extended.erase(std::unique(extended.begin(), extended.end()), extended.end());
+    Bytes penalty = 0;
+    for (int q : extended) penalty += v.Size(q);
+    // The copies recompute every output of their ops, and the readers after `next` move to
+    // them: another storage made only by the chain and not used between the peak and `next`
+    // is freed at the peak too, at no extra cost (a dropout's mask with its output, a layer
+    // norm's statistics with its result).
+    Bytes also = 0;
+    if (params.greedy_count_siblings) {
+      std::vector<int> others;
+      for (Step p : steps)
+        for (int out : v.OutputsAt(p)) {
+          const int q = v.StorageOf(out);
+          if (q == sid || !v.Planned(q) || v.Output(q) || v.Start(q) > sp || v.End(q) <= sp)
+            continue;
+          if (std::find(touched_now.begin(), touched_now.end(), q) != touched_now.end()) continue;
+          others.push_back(q);
+        }
+      std::sort(others.begin(), others.end());
+      others.erase(std::unique(others.begin(), others.end()), others.end());
+      for (int q : others) {
+        bool freed = true;
+        for (int value : v.Members(q)) {
+          const Step p = v.ProducerStep(value);
+          if (std::find(steps.begin(), steps.end(), p) == steps.end()) freed = false;
+          v.ForEachReaderStep(value, [&](Step r) {
+            if (r > sp && r < next) freed = false;
+          });
+        }
+        if (freed) also += v.Size(q);
+      }
+    }
+    const Bytes net = v.Size(sid) + also - penalty;
+    if (net <= 0) continue;
+    Candidate c;
+    const double span = lifetime_weighted ? static_cast<double>(next - prev)
+                        : log_weighted    ? std::log(static_cast<double>(next - prev) + 1.0)
+                                          : 1.0;
+    c.score = static_cast<double>(net) * span / std::max(cost, 1e-9);
+    c.at = next;
+    for (Step p : steps) c.ops.push_back(v.OriginAt(p));
+    candidates.push_back(std::move(c));
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.at != b.at) return a.at < b.at;
+    return a.ops < b.ops;
+  });
+  return candidates;
+}
+
+// The full evaluation per step.
+struct ReferenceEngine {
+  const Graph& graph;
+  const RematParams& params;
+  Schedule schedule;
+  std::optional<ReferenceView> view;
+
+  void Load(Schedule s) {
+    schedule = std::move(s);
+    view.emplace(Evaluate(graph, schedule, params));
+  }
+  ReferenceView& View() { return *view; }
+  bool Apply(Step at, const std::vector<OpId>& ops) {
+    Schedule next = schedule;
+    next.insert(next.begin() + at, ops.begin(), ops.end());
+    if (!CheckSchedule(graph, next, params.rule).empty()) return false;
+    Load(std::move(next));
+    return true;
+  }
+  const Schedule& Current() const { return schedule; }
+  // The peak of a schedule, or nothing when it is not valid.
+  std::optional<Bytes> Trial(const Schedule& s) const {
+    if (!CheckSchedule(graph, s, params.rule).empty()) return std::nullopt;
+    return Evaluate(graph, s, params).peak;
+  }
+};
+
+// The incremental evaluation.
+struct IncrementalEngine {
+  GreedyState state;
+  GreedyState scratch;  // for the prune's trials
+
+  void Load(const Schedule& s) {
+    if (!state.Reset(s)) throw std::logic_error("greedy: invalid start schedule");
+  }
+  GreedyState& View() { return state; }
+  bool Apply(Step at, const std::vector<OpId>& ops) {
+    if (!state.CanInsert(at, ops)) return false;
+    Schedule before = state.schedule();
+    if (state.Insert(at, ops)) return true;
+    state.Reset(before);
+    return false;
+  }
+  const Schedule& Current() const { return state.schedule(); }
+  std::optional<Bytes> Trial(const Schedule& s) {
+    if (!scratch.Reset(s)) return std::nullopt;
+    return scratch.Peak();
+  }
+};
+
 // Evictions made early for one peak may be unnecessary once later ones reshaped the profile:
 // drop recomputations, most expensive first, while the schedule stays within the budget.
-void Prune(const Graph& graph, Bytes budget, const RematParams& params, MethodResult& result) {
+template <class Engine>
+void Prune(const Graph& graph, const std::vector<double>& costs, Bytes budget,
+           const RematParams& params, Engine& engine, MethodResult& result) {
   std::vector<std::pair<double, size_t>> repeats;  // (cost, position)
   std::vector<char> seen(U(graph.num_ops()), 0);
   for (size_t i = 0; i < result.schedule.size(); ++i) {
     const OpId op = result.schedule[i];
-    if (seen[U(op)]) repeats.emplace_back(OpCost(graph, op), i);
+    if (seen[U(op)]) repeats.emplace_back(costs[U(op)], i);
     seen[U(op)] = 1;
   }
   std::stable_sort(repeats.begin(), repeats.end(),
@@ -34,14 +249,57 @@ void Prune(const Graph& graph, Bytes budget, const RematParams& params, MethodRe
     for (size_t r : removed) shift += r < position ? 1 : 0;
     Schedule trial = result.schedule;
     trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(position - shift));
-    if (!CheckSchedule(graph, trial, params.rule).empty()) continue;
-    Evaluated e = Evaluate(graph, trial, params);
-    if (e.peak > budget) continue;
+    std::optional<Bytes> peak = engine.Trial(trial);
+    if (!peak || *peak > budget) continue;
     result.schedule = std::move(trial);
-    result.peak = e.peak;
-    result.recompute_cost = e.recompute_cost;
+    result.peak = *peak;
     removed.push_back(position);
   }
+  result.recompute_cost = RecomputeCost(graph, result.schedule);
+}
+
+template <class Engine>
+std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
+                                  std::span<const Bytes> budgets, const RematParams& params,
+                                  const std::vector<double>& costs, Engine& engine) {
+  std::vector<char> recomputable(U(graph.num_ops()));
+  for (OpId op = 0; op < graph.num_ops(); ++op)
+    recomputable[U(op)] = IsRecomputable(graph, op, params.rule);
+  std::vector<MethodResult> results(budgets.size());
+  MethodResult best;  // the lowest peak seen
+  best.method = "greedy";
+  best.status = "infeasible";
+  best.peak = std::numeric_limits<Bytes>::max();
+  size_t reached = 0;
+  int stalled = 0;
+  engine.Load(std::move(start));
+  for (int iteration = 0;; ++iteration) {
+    auto& view = engine.View();
+    const Bytes peak = view.Peak();
+    stalled = peak < best.peak ? 0 : stalled + 1;
+    if (peak < best.peak) {
+      best.peak = peak;
+      best.schedule = engine.Current();
+      best.recompute_cost = view.RecomputeCost();
+    }
+    for (; reached < budgets.size() && peak <= budgets[reached]; ++reached) {
+      MethodResult& r = results[reached];
+      r = best;
+      r.status = "feasible";
+      Prune(graph, costs, budgets[reached], params, engine, r);
+    }
+    if (reached == budgets.size()) break;
+    if (iteration >= params.greedy_max_steps || stalled > params.greedy_stall_steps) break;
+    bool applied = false;
+    for (const Candidate& c : Candidates(view, costs, recomputable, params))
+      if (engine.Apply(c.at, c.ops)) {
+        applied = true;
+        break;
+      }
+    if (!applied) break;
+  }
+  for (; reached < budgets.size(); ++reached) results[reached] = best;
+  return results;
 }
 
 }  // namespace
@@ -71,116 +329,25 @@ Evaluated Evaluate(const Graph& graph, std::span<const OpId> schedule, const Rem
   return e;
 }
 
-MethodResult Greedy(const Graph& graph, Schedule schedule, Bytes budget,
-                    const RematParams& params) {
-  MethodResult best;
-  best.method = "greedy";
-  best.status = "infeasible";
-  best.peak = std::numeric_limits<Bytes>::max();
-  int stalled = 0;
-  for (int iteration = 0;; ++iteration) {
-    Evaluated e = Evaluate(graph, schedule, params);
-    stalled = e.peak < best.peak ? 0 : stalled + 1;
-    if (e.peak < best.peak ||
-        (e.peak <= budget && best.peak <= budget && e.recompute_cost < best.recompute_cost)) {
-      best.peak = e.peak;
-      best.schedule = schedule;
-      best.recompute_cost = e.recompute_cost;
-    }
-    if (e.peak <= budget) {
-      best.status = "feasible";
-      Prune(graph, budget, params, best);
-      return best;
-    }
-    if (iteration >= params.greedy_max_steps || stalled > params.greedy_stall_steps) return best;
-
-    const Graph& g = e.rewritten.graph;
-    const MemoryModel& m = e.model;
-    const std::vector<OpId>& order = e.rewritten.order;
-    const Step sp = e.peak_step;
-    const auto num_steps = static_cast<Step>(order.size());
-    std::vector<Step> position(g.ops.size());
-    for (Step s = 0; s < num_steps; ++s) position[U(order[U(s)])] = s;
-    std::vector<char> touched_now(m.storages.size(), 0);
-    for (StorageId sid : m.Touches(order[U(sp)])) touched_now[U(sid)] = 1;
-
-    std::vector<Candidate> candidates;
-    for (StorageId sid : m.planned) {
-      const Storage& st = m.storages[U(sid)];
-      const Lifetime& life = e.lifetimes[U(sid)];
-      if (st.output || touched_now[U(sid)] || life.start > sp || life.end <= sp) continue;
-      // The steps that use the storage: the last before the peak and the first after it.
-      Step prev = life.start, next = std::numeric_limits<Step>::max();
-      std::vector<std::pair<Step, OpId>> producers;
-      bool ok = true;
-      for (TensorId t : st.members) {
-        const Tensor& tensor = g.tensors[U(t)];
-        const Step p = position[U(tensor.producer)];
-        if (p < sp) {
-          const OpId origin = e.rewritten.origin[U(tensor.producer)];
-          if (!IsRecomputable(graph, origin, params.rule)) ok = false;
-          producers.emplace_back(p, origin);
-        } else {
-          next = std::min(next, p);
-        }
-        for (OpId c : tensor.consumers) {
-          const Step s = position[U(c)];
-          if (s < sp) prev = std::max(prev, s);
-          if (s > sp) next = std::min(next, s);
-        }
-      }
-      if (!ok || next == std::numeric_limits<Step>::max()) continue;
-      // The copies' inputs must be alive when the copies run. An input whose storage is not
-      // live at the peak would now have to cross it: recompute its producer too (a chain, up
-      // to greedy_max_chain ops), or, where that is not possible, count its bytes against
-      // what the candidate frees.
-      std::vector<Step> steps;
-      for (auto [p, origin] : producers) steps.push_back(p);
-      std::sort(steps.begin(), steps.end());
-      steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-      std::vector<StorageId> extended;
-      for (size_t i = 0; i < steps.size() && ok; ++i) {
-        for (TensorId in : g.ops[U(order[U(steps[i])])].inputs) {
-          const StorageId q = m.storage_of[U(in)];
-          if (q == sid || !m.storages[U(q)].planned() || e.lifetimes[U(q)].end >= sp) continue;
-          const OpId producer = g.tensors[U(in)].producer;
-          const Step ps = position[U(producer)];
-          if (std::find(steps.begin(), steps.end(), ps) != steps.end()) continue;
-          if (static_cast<int>(steps.size()) < params.greedy_max_chain &&
-              IsRecomputable(graph, e.rewritten.origin[U(producer)], params.rule))
-            steps.push_back(ps);
-          else
-            extended.push_back(q);
-        }
-      }
-      std::sort(steps.begin(), steps.end());
-      double cost = 0;
-      for (Step p : steps) cost += OpCost(graph, e.rewritten.origin[U(order[U(p)])]);
-      std::sort(extended.begin(), extended.end());
-      extended.erase(std::unique(extended.begin(), extended.end()), extended.end());
-      Bytes penalty = 0;
-      for (StorageId q : extended) penalty += m.storages[U(q)].size;
-      const Bytes net = st.size - penalty;
-      if (net <= 0) continue;
-      Candidate c;
-      c.score = static_cast<double>(net) * static_cast<double>(next - prev) / std::max(cost, 1e-9);
-      c.at = next;
-      for (Step p : steps) c.ops.push_back(e.rewritten.origin[U(order[U(p)])]);
-      candidates.push_back(std::move(c));
-    }
-    std::sort(candidates.begin(), candidates.end(),
-              [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
-    bool applied = false;
-    for (const Candidate& c : candidates) {
-      Schedule next = schedule;
-      next.insert(next.begin() + c.at, c.ops.begin(), c.ops.end());
-      if (!CheckSchedule(graph, next, params.rule).empty()) continue;
-      schedule = std::move(next);
-      applied = true;
-      break;
-    }
-    if (!applied) return best;
+std::vector<MethodResult> GreedyDescent(const Graph& graph, Schedule start,
+                                        std::span<const Bytes> budgets, const RematParams& params,
+                                        GreedyEvaluation evaluation) {
+  std::vector<double> costs(U(graph.num_ops()));
+  for (OpId op = 0; op < graph.num_ops(); ++op) costs[U(op)] = OpCost(graph, op);
+  if (evaluation == GreedyEvaluation::kReference) {
+    ReferenceEngine engine{graph, params, {}, std::nullopt};
+    return Descend(graph, std::move(start), budgets, params, costs, engine);
   }
+  const MemoryModel model = BuildMemoryModel(graph, params.alignment);
+  IncrementalEngine engine{GreedyState(graph, model, costs, params.rule),
+                           GreedyState(graph, model, costs, params.rule)};
+  return Descend(graph, std::move(start), budgets, params, costs, engine);
+}
+
+MethodResult Greedy(const Graph& graph, Schedule start, Bytes budget, const RematParams& params,
+                    GreedyEvaluation evaluation) {
+  const Bytes budgets[] = {budget};
+  return GreedyDescent(graph, std::move(start), budgets, params, evaluation).front();
 }
 
 }  // namespace roam::remat::detail

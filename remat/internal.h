@@ -1,6 +1,7 @@
 // Shared between the remat methods and the driver; not part of the stage's interface.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "core/memory_model.h"
@@ -32,10 +33,23 @@ struct MethodResult {
   double lower_bound = 0;  // on the recompute cost, when proven (else 0)
 };
 
-// Evicts, at the current peak step, the live storage with the best net bytes freed times
-// steps freed per unit of recompute cost, recomputing it just before its next use, until the
-// peak is at most budget or nothing can be evicted. Keeps the lowest-peak schedule seen.
-MethodResult Greedy(const Graph& graph, Schedule start, Bytes budget, const RematParams& params);
+// How the greedy evaluates a schedule: incrementally (GreedyState, what runs), or with a full
+// Rewrite and memory model per eviction (the reference the tests hold the former to: both
+// make the same choices).
+enum class GreedyEvaluation { kIncremental, kReference };
+
+// Evicts, at the current peak step, the live storage with the best score (RematParams::
+// greedy_score) per unit of recompute cost, recomputing it just before its next use, until
+// the peak is at most budget or nothing can be evicted. Keeps the lowest-peak schedule seen.
+MethodResult Greedy(const Graph& graph, Schedule start, Bytes budget, const RematParams& params,
+                    GreedyEvaluation evaluation = GreedyEvaluation::kIncremental);
+
+// One greedy descent for several budgets, in decreasing order: the result for each budget is
+// what Greedy would return for it alone (the schedule when the peak first fits, pruned for
+// that budget), at the cost of one descent.
+std::vector<MethodResult> GreedyDescent(
+    const Graph& graph, Schedule start, std::span<const Bytes> budgets, const RematParams& params,
+    GreedyEvaluation evaluation = GreedyEvaluation::kIncremental);
 
 // Chen et al.: the forward split into k segments; the activations inside a segment that the
 // backward reads are recomputed, segment by segment, right before the backward first needs
@@ -43,5 +57,10 @@ MethodResult Greedy(const Graph& graph, Schedule start, Bytes budget, const Rema
 // budget (else the lowest peak).
 MethodResult Checkpoint(const Graph& graph, const Schedule& start, Bytes budget,
                         const RematParams& params);
+// Checkpoint in two halves, so that a sweep evaluates the segmentations once: every schedule
+// tried (the start first), then the one Checkpoint keeps for a budget.
+std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& start,
+                                            const RematParams& params);
+MethodResult PickCheckpoint(std::span<const MethodResult> options, Bytes budget);
 
 }  // namespace roam::remat::detail

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "remat/greedy_state.h"
 #include "remat/remat.h"
 
 namespace roam::remat {
@@ -210,6 +211,10 @@ struct Walker {
 };
 
 }  // namespace
+
+namespace detail {
+bool IsInPlaceWrite(const Graph& graph, OpId op) { return roam::remat::IsInPlaceWrite(graph, op); }
+}  // namespace detail
 
 bool IsRandom(std::string_view name) {
   static constexpr std::array<std::string_view, 9> kRandom = {

@@ -35,23 +35,37 @@ bool Better(const MethodResult& a, const MethodResult& b, Bytes budget) {
   return a.peak < b.peak;
 }
 
+// Work a sweep shares between its budgets: the greedy descent's result for this budget (for
+// the first attempt only: a layout retry lowers the target) and the checkpoint's schedules.
+struct Shared {
+  const MethodResult* greedy = nullptr;
+  const std::vector<MethodResult>* checkpoint = nullptr;
+};
+
 // greedy_state: where the greedy starts (empty: from start) and, on return, the schedule it
-// ended with, so that a lower budget continues from it (the sweep, the layout retries).
+// ended with, so that a lower budget continues from it (the layout retries).
 MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
-                       const RematParams& params, Schedule& greedy_state) {
+                       const RematParams& params, Schedule& greedy_state,
+                       const Shared& shared = {}) {
   const std::string& m = params.method;
   auto greedy = [&] {
     MethodResult r =
-        detail::Greedy(graph, greedy_state.empty() ? start : greedy_state, budget, params);
+        shared.greedy != nullptr
+            ? *shared.greedy
+            : detail::Greedy(graph, greedy_state.empty() ? start : greedy_state, budget, params);
     greedy_state = r.schedule;
     return r;
   };
+  auto checkpoint = [&] {
+    return shared.checkpoint != nullptr ? detail::PickCheckpoint(*shared.checkpoint, budget)
+                                        : detail::Checkpoint(graph, start, budget, params);
+  };
   if (m == "greedy") return greedy();
-  if (m == "checkpoint") return detail::Checkpoint(graph, start, budget, params);
+  if (m == "checkpoint") return checkpoint();
   // "best"
   MethodResult best = greedy();
-  MethodResult checkpoint = detail::Checkpoint(graph, start, budget, params);
-  if (Better(checkpoint, best, budget)) best = std::move(checkpoint);
+  MethodResult other = checkpoint();
+  if (Better(other, best, budget)) best = std::move(other);
   return best;
 }
 
@@ -70,11 +84,14 @@ Bytes NoRematPeak(const Graph& graph, const RematParams& params) {
 namespace {
 
 RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
-                 Schedule& greedy_state) {
+                 Schedule& greedy_state, Shared shared = {}) {
   const auto started = std::chrono::steady_clock::now();
   if (std::find(MethodNames().begin(), MethodNames().end(), params.method) == MethodNames().end())
     throw InputError("unknown remat method \"" + params.method + "\"");
   if (params.alignment <= 0) throw InputError("alignment must be positive");
+  if (params.greedy_score != "log" && params.greedy_score != "peak" &&
+      params.greedy_score != "lifetime")
+    throw InputError("unknown greedy score \"" + params.greedy_score + "\" (log, peak, lifetime)");
   RematResult result;
   result.budget = budget;
   const Schedule start = BaseSchedule(graph, params);
@@ -93,7 +110,8 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
   detail::Evaluated best_eval;
   MethodResult best_method;
   for (int attempt = 0; attempt <= params.layout_retries; ++attempt) {
-    MethodResult r = RunMethod(graph, start, target, params, greedy_state);
+    MethodResult r = RunMethod(graph, start, target, params, greedy_state, shared);
+    shared.greedy = nullptr;
     detail::Evaluated e = detail::Evaluate(graph, r.schedule, params);
     auto intervals = PlannedIntervals(e.model, e.lifetimes);
     std::vector<Bytes> offsets = PlaceBuffers("best-fit", intervals, params.alignment);
@@ -105,6 +123,7 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
         offsets = std::move(other);
       }
     }
+    const Bytes best_eval_peak = e.peak;
     const bool fits = actual <= budget, best_fits = best_actual <= budget;
     if (!have || (fits && (!best_fits || e.recompute_cost < best_eval.recompute_cost)) ||
         (!fits && !best_fits && actual < best_actual)) {
@@ -115,7 +134,9 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
       best_method = r;
     }
     if (actual <= budget || r.peak > target) break;
-    target -= actual - budget;
+    // Below the peak this schedule already reached: a schedule that met the old target with
+    // room to spare would otherwise come back unchanged.
+    target = std::min(target, best_eval_peak) - (actual - budget);
   }
   result.feasible = best_actual <= budget;
   result.status = result.feasible ? best_method.status : "infeasible";
@@ -146,19 +167,45 @@ RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& param
 
 std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
                               const RematParams& params) {
+  const auto started = std::chrono::steady_clock::now();
   const Bytes reference = NoRematPeak(graph, params);
+  std::vector<Bytes> budgets;
+  for (double ratio : ratios)
+    budgets.push_back(static_cast<Bytes>(static_cast<double>(reference) * ratio));
+  // One greedy descent for every budget (it needs them in decreasing order) and one
+  // evaluation of the checkpoint's segmentations, instead of one per budget.
+  std::vector<size_t> by_budget(budgets.size());
+  for (size_t i = 0; i < by_budget.size(); ++i) by_budget[i] = i;
+  std::stable_sort(by_budget.begin(), by_budget.end(),
+                   [&](size_t a, size_t b) { return budgets[a] > budgets[b]; });
+  const bool greedy = params.method == "greedy" || params.method == "best";
+  const bool checkpoint = params.method == "checkpoint" || params.method == "best";
+  std::vector<MethodResult> descent(budgets.size());
+  std::vector<MethodResult> checkpoints;
+  if (greedy || checkpoint) {
+    const Schedule start = BaseSchedule(graph, params);
+    if (greedy) {
+      std::vector<Bytes> sorted;
+      for (size_t i : by_budget) sorted.push_back(budgets[i]);
+      std::vector<MethodResult> results = detail::GreedyDescent(graph, start, sorted, params);
+      for (size_t j = 0; j < by_budget.size(); ++j) descent[by_budget[j]] = std::move(results[j]);
+    }
+    if (checkpoint) checkpoints = detail::CheckpointOptions(graph, start, params);
+  }
+  const double shared_seconds = Since(started);
   std::vector<SweepPoint> points;
-  Schedule greedy_state;  // each budget continues the greedy where the previous one stopped
-  for (double ratio : ratios) {
+  for (size_t i = 0; i < ratios.size(); ++i) {
     SweepPoint p;
-    p.ratio = ratio;
-    p.budget = static_cast<Bytes>(static_cast<double>(reference) * ratio);
-    RematResult r = Plan(graph, p.budget, params, greedy_state);
+    p.ratio = ratios[i];
+    p.budget = budgets[i];
+    Schedule greedy_state;  // the layout retries continue from this point's schedule
+    RematResult r = Plan(graph, p.budget, params, greedy_state,
+                         {greedy ? &descent[i] : nullptr, checkpoint ? &checkpoints : nullptr});
     p.peak = r.plan.summary.actual_peak;
     p.compute_overhead = r.compute_overhead;
     p.feasible = r.feasible;
     p.method = r.method;
-    p.seconds = r.seconds;
+    p.seconds = r.seconds + (i == 0 ? shared_seconds : 0.0);
     points.push_back(p);
     if (!p.feasible) break;
   }

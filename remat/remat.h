@@ -103,6 +103,14 @@ struct RematParams {
   // Greedy: the most ops one eviction may recompute, the evicted storage's producers and, for
   // inputs freed before the peak, their producers in turn (a chain).
   int greedy_max_chain = 16;
+  // Greedy: how candidates are ranked, all per unit of recompute cost (MONeT's and
+  // Checkmate's currency: cheap memory-bound ops go before matmuls and convolutions).
+  // "log": bytes freed at the peak times log(1 + steps they stay freed); "peak": the bytes
+  // alone; "lifetime": the bytes times the steps (the first greedy's rule).
+  std::string greedy_score = "log";
+  // Greedy: a candidate also counts the other storages its copies free at the peak (outputs
+  // of the recomputed ops made by them alone and unused until the copies run).
+  bool greedy_count_siblings = true;
   // Greedy: once within the budget, tries dropping this many recomputations, most expensive
   // first, keeping each drop that stays within the budget.
   int greedy_prune_attempts = 200;
@@ -156,8 +164,10 @@ struct SweepPoint {
   double compute_overhead = 0;
   bool feasible = false;
   std::string method;
-  double seconds = 0;
+  double seconds = 0;  // the first point's include the work the points share
 };
+// The greedy descends once for all budgets (each point gets what a run for its budget alone
+// would) and the checkpoint's segmentations are evaluated once.
 std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
                               const RematParams& params = {});
 

@@ -1,6 +1,7 @@
 // `roam remat`, `roam import-nodelink` and `roam validate` of rewritten graphs, end to end.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -9,6 +10,7 @@
 #include "core/io.h"
 #include "tests/support/run_command.h"
 #include "tests/support/training_graph.h"
+#include "tests/support/xml.h"
 
 namespace roam {
 namespace {
@@ -87,6 +89,33 @@ TEST_F(RematCli, SweepPrintsTheTradeOffDownToTheSmallestFeasibleBudget) {
   EXPECT_LE(doc[0]["peak"].get<Bytes>(), doc[0]["budget"].get<Bytes>());
   for (size_t i = 1; i < doc.size(); ++i) EXPECT_GE(doc[i]["compute_overhead"].get<double>(), 0.0);
   EXPECT_FALSE(doc.back()["feasible"].get<bool>());
+}
+
+TEST_F(RematCli, SweepSvgIsWellFormedWithOnePointPerBudget) {
+  const std::string graph = TrainingGraph(5, 6);
+  auto r = RunRoam({"remat", graph, "--sweep", "--sweep-step", "0.1", "--alignment", "1", "--json",
+                    "--svg", Path("curve.svg")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  const std::string svg = ReadFile(Path("curve.svg"));
+  EXPECT_EQ(testing::XmlProblem(svg), "");
+  // Per budget: its label on the x axis, a point of the peak reached and, where the budget
+  // was met, a point of the added compute.
+  size_t feasible = 0;
+  for (const auto& p : doc) {
+    if (p["feasible"].get<bool>()) ++feasible;
+    char label[32];
+    std::snprintf(label, sizeof label, ">%.0f%%</text>", 100 * p["ratio"].get<double>());
+    EXPECT_NE(svg.find(label), std::string::npos) << label;
+  }
+  size_t circles = 0;
+  for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1))
+    ++circles;
+  EXPECT_EQ(circles, doc.size() + feasible);
+  // --svg belongs to --sweep.
+  auto alone = RunRoam({"remat", graph, "--budget-ratio", "0.9", "--svg", Path("x.svg")});
+  EXPECT_EQ(alone.exit_code, 2) << alone.err;
+  EXPECT_FALSE(std::filesystem::exists(Path("x.svg")));
 }
 
 TEST_F(RematCli, BudgetFlagsAreExclusiveAndBadFilesExitTwo) {

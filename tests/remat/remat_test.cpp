@@ -12,6 +12,7 @@
 #include "core/memory_model.h"
 #include "gen/config.h"
 #include "gen/generate.h"
+#include "remat/internal.h"
 #include "tests/support/training_graph.h"
 
 namespace roam::remat {
@@ -71,16 +72,6 @@ Bytes Peak(const Graph& graph, std::span<const OpId> schedule, Bytes alignment =
   return TheoreticalPeak(r.graph, m, r.order);
 }
 
-double Recomputed(const Graph& graph, std::span<const OpId> schedule) {
-  std::vector<char> seen(U(graph.num_ops()), 0);
-  double cost = 0;
-  for (OpId op : schedule) {
-    if (seen[U(op)]) cost += OpCost(graph, op);
-    seen[U(op)] = 1;
-  }
-  return cost;
-}
-
 // Every valid schedule with at most `extra` recomputations (each op at most twice).
 void ForEachSchedule(const Graph& graph, int extra,
                      const std::function<void(const Schedule&)>& visit) {
@@ -124,7 +115,7 @@ Oracle BruteForce(const Graph& graph, Bytes budget, int extra) {
   ForEachSchedule(graph, extra, [&](const Schedule& s) {
     Bytes peak = Peak(graph, s);
     o.min_peak = std::min(o.min_peak, peak);
-    if (peak <= budget) o.min_cost = std::min(o.min_cost, Recomputed(graph, s));
+    if (peak <= budget) o.min_cost = std::min(o.min_cost, detail::RecomputeCost(graph, s));
   });
   return o;
 }

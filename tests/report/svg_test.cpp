@@ -12,9 +12,12 @@
 #include "report/html.h"
 #include "tests/support/test_data.h"
 #include "tests/support/training_graph.h"
+#include "tests/support/xml.h"
 
 namespace roam::report {
 namespace {
+
+using roam::testing::XmlProblem;
 
 Plan BestFitPlan(const Graph& graph) {
   MemoryModel model = BuildMemoryModel(graph);
@@ -27,34 +30,6 @@ int Count(const std::string& text, const std::string& what) {
   int n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
-}
-
-// Well-formedness of the XML we write: every element closed in order, no stray '&' or '<'.
-std::string XmlProblem(const std::string& svg) {
-  std::vector<std::string> open;
-  for (size_t i = 0; i < svg.size(); ++i) {
-    if (svg[i] == '&') {
-      size_t semi = svg.find(';', i);
-      std::string entity = svg.substr(i, semi == std::string::npos ? 0 : semi - i + 1);
-      if (entity != "&amp;" && entity != "&lt;" && entity != "&gt;" && entity != "&quot;" &&
-          entity != "&apos;")
-        return "bad entity at " + std::to_string(i);
-      continue;
-    }
-    if (svg[i] != '<') continue;
-    size_t end = svg.find('>', i);
-    if (end == std::string::npos) return "unterminated tag";
-    std::string tag = svg.substr(i + 1, end - i - 1);
-    if (tag.find('<') != std::string::npos) return "'<' inside a tag at " + std::to_string(i);
-    if (tag[0] == '/') {
-      if (open.empty() || open.back() != tag.substr(1)) return "mismatched </" + tag.substr(1);
-      open.pop_back();
-    } else if (tag.back() != '/') {
-      open.push_back(tag.substr(0, tag.find_first_of(" \n")));
-    }
-    i = end;
-  }
-  return open.empty() ? "" : "unclosed <" + open.back() + ">";
 }
 
 TEST(LayoutSvgTest, OneRectanglePerBufferOnSmallGraphs) {

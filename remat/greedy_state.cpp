@@ -1,0 +1,406 @@
+// The greedy's incremental state. Reset() walks a schedule as Rewrite's walker does (same
+// reads, same storages, same in-place checks); Insert() applies the same rules to the copies
+// it adds and to the readers it rewires, touching only the storages involved.
+#include "remat/greedy_state.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace roam::remat::detail {
+
+GreedyState::GreedyState(const Graph& graph, const MemoryModel& model,
+                         const std::vector<double>& costs, const RecomputeRule& rule)
+    : graph_(graph), model_(model), costs_(costs), rule_(rule) {
+  in_place_.resize(graph.ops.size());
+  recomputable_.resize(graph.ops.size());
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    in_place_[Index(op)] = IsInPlaceWrite(graph, op);
+    recomputable_[Index(op)] = IsRecomputable(graph, op, rule);
+  }
+  alias_children_.resize(graph.tensors.size());
+  for (TensorId t = 0; t < graph.num_tensors(); ++t)
+    if (TensorId base = graph.tensors[Index(t)].alias_of; base != kNoTensor)
+      alias_children_[Index(base)].push_back(t);
+}
+
+Step GreedyState::ProducerStep(int value) const { return PosOf(values_[Index(value)].producer); }
+
+OpId GreedyState::ProducerOrigin(int value) const {
+  const int p = values_[Index(value)].producer;
+  return p < 0 ? kNoOp : op_of_[Index(p)];
+}
+
+Step GreedyState::End(int storage) const {
+  return stores_[Index(storage)].output ? NumSteps() - 1 : stores_[Index(storage)].end;
+}
+
+int GreedyState::Latest(TensorId t, Step step, bool inclusive) const {
+  const auto& list = computations_[Index(t)];
+  for (auto it = list.rbegin(); it != list.rend(); ++it) {
+    const Step p = PosOf(values_[Index(*it)].producer);
+    if (p < step || (inclusive && p == step)) return *it;
+  }
+  return -1;
+}
+
+void GreedyState::AddValue(int value) {
+  auto& list = computations_[Index(values_[Index(value)].tensor)];
+  const Step p = PosOf(values_[Index(value)].producer);
+  auto it = list.end();
+  while (it != list.begin() && PosOf(values_[Index(*(it - 1))].producer) > p) --it;
+  list.insert(it, value);
+}
+
+void GreedyState::Account(int storage, int sign) {
+  const Store& s = stores_[Index(storage)];
+  if (!s.planned || s.start == kNoStep) return;
+  start_delta_[Index(s.start)] += sign * s.size;
+  if (!s.output) end_delta_[Index(s.end)] += sign * s.size;
+  profile_dirty_ = true;
+}
+
+void GreedyState::Relife(int storage) {
+  Store& s = stores_[Index(storage)];
+  if (!s.planned) return;
+  Account(storage, -1);
+  s.start = PosOf(values_[Index(s.members.front())].producer);
+  Step end = s.start;
+  for (int v : s.members) {
+    end = std::max(end, PosOf(values_[Index(v)].producer));
+    for (int r : values_[Index(v)].readers) end = std::max(end, pos_[Index(r)]);
+  }
+  s.end = end;
+  Account(storage, +1);
+}
+
+bool GreedyState::WrittenBetween(int storage, Step from, Step to) const {
+  for (int w : stores_[Index(storage)].writers) {
+    const Step p = pos_[Index(w)];
+    if (p > from && p < to) return true;
+  }
+  return false;
+}
+
+bool GreedyState::Reset(std::span<const OpId> schedule) {
+  const int n = graph_.num_ops();
+  schedule_.assign(schedule.begin(), schedule.end());
+  const auto steps = schedule.size();
+  order_.resize(steps);
+  op_of_.assign(schedule.begin(), schedule.end());
+  pos_.resize(steps);
+  copy_.assign(steps, 0);
+  // Resized and cleared rather than reassigned: a prune trial resets thousands of times, and
+  // the inner vectors keep their capacity.
+  auto clear_all = [](auto& lists, size_t size) {
+    lists.resize(size);
+    for (auto& list : lists) list.clear();
+  };
+  clear_all(in_values_, steps);
+  clear_all(out_values_, steps);
+  clear_all(computations_, graph_.tensors.size());
+  values_.resize(graph_.tensors.size());
+  for (Value& v : values_) {
+    v.producer = -1;
+    v.readers.clear();
+  }
+  stores_.resize(model_.storages.size());
+  for (size_t sid = 0; sid < model_.storages.size(); ++sid) {
+    const Storage& st = model_.storages[sid];
+    Store& s = stores_[sid];
+    s.size = st.size;
+    s.planned = st.planned();
+    s.output = st.output;
+    s.original = true;
+    s.members.assign(st.members.begin(), st.members.end());
+    s.writers.clear();
+    s.start = s.end = kNoStep;
+  }
+  // Walker's write counts: per storage, and per value the count when it was made.
+  std::vector<int> writes(stores_.size(), 0), version(graph_.tensors.size(), 0);
+  std::vector<int> latest(graph_.tensors.size(), -1);
+  for (TensorId t = 0; t < graph_.num_tensors(); ++t) {
+    values_[Index(t)].tensor = t;
+    values_[Index(t)].storage = model_.storage_of[Index(t)];
+    if (graph_.tensors[Index(t)].producer == kNoOp) {
+      latest[Index(t)] = t;
+      computations_[Index(t)].push_back(t);
+    }
+  }
+  std::vector<char> seen(Index(n), 0);
+  for (size_t p = 0; p < steps; ++p) {
+    const OpId o = schedule[p];
+    if (o < 0 || o >= n) return false;
+    const auto inst = static_cast<int>(p);
+    order_[p] = inst;
+    pos_[p] = static_cast<Step>(p);
+    const bool copy = seen[Index(o)] != 0;
+    copy_[p] = copy;
+    if (copy && !recomputable_[Index(o)]) return false;
+    const Op& op = graph_.ops[Index(o)];
+    for (TensorId t : op.inputs) {
+      const int x = latest[Index(t)];
+      if (x < 0 || version[Index(x)] != writes[Index(values_[Index(x)].storage)]) return false;
+      in_values_[p].push_back(x);
+      values_[Index(x)].readers.push_back(inst);
+    }
+    for (TensorId t : op.outputs) {
+      const TensorId base = graph_.tensors[Index(t)].alias_of;
+      if (base == kNoTensor) continue;
+      if (latest[Index(base)] < 0) return false;
+      if (copy && in_place_[Index(o)] &&
+          stores_[Index(values_[Index(latest[Index(base)])].storage)].original)
+        return false;
+    }
+    seen[Index(o)] = 1;
+    for (TensorId t : op.outputs) {
+      const Tensor& orig = graph_.tensors[Index(t)];
+      int made = t;
+      if (copy) {
+        made = static_cast<int>(values_.size());
+        Value v;
+        v.tensor = t;
+        if (orig.alias_of == kNoTensor) {
+          Store s;
+          s.size = model_.storages[Index(model_.storage_of[Index(t)])].size;
+          s.planned = s.size > 0;
+          s.output = false;
+          s.original = false;
+          v.storage = static_cast<int>(stores_.size());
+          stores_.push_back(std::move(s));
+          writes.push_back(0);
+        } else {
+          v.storage = values_[Index(latest[Index(orig.alias_of)])].storage;
+        }
+        values_.push_back(std::move(v));
+        version.push_back(0);
+        stores_[Index(values_[Index(made)].storage)].members.push_back(made);
+      }
+      values_[Index(made)].producer = inst;
+      const int sid = values_[Index(made)].storage;
+      if (in_place_[Index(o)] && orig.alias_of != kNoTensor) {
+        ++writes[Index(sid)];
+        stores_[Index(sid)].writers.push_back(inst);
+      }
+      version[Index(made)] = writes[Index(sid)];
+      latest[Index(t)] = made;
+      computations_[Index(t)].push_back(made);
+      out_values_[p].push_back(made);
+    }
+  }
+  for (OpId op = 0; op < n; ++op)
+    if (!seen[Index(op)]) return false;
+  start_delta_.assign(steps + 1, 0);
+  end_delta_.assign(steps + 1, 0);
+  for (size_t sid = 0; sid < stores_.size(); ++sid) {
+    stores_[sid].start = kNoStep;
+    Relife(static_cast<int>(sid));
+  }
+  profile_dirty_ = true;
+  return true;
+}
+
+bool GreedyState::CanInsert(Step at, std::span<const OpId> ops) const {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i] < 0 || ops[i] >= graph_.num_ops() || !recomputable_[Index(ops[i])]) return false;
+    for (TensorId t : graph_.ops[Index(ops[i])].inputs) {
+      const OpId producer = graph_.tensors[Index(t)].producer;
+      if (producer != kNoOp && std::find(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(i),
+                                         producer) != ops.begin() + static_cast<std::ptrdiff_t>(i))
+        continue;  // read from a copy made before it
+      const int x = Latest(t, at, false);
+      if (x < 0 || WrittenBetween(values_[Index(x)].storage, ProducerStep(x), at)) return false;
+    }
+  }
+  return true;
+}
+
+bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
+  const auto k = static_cast<Step>(ops.size());
+  if (k == 0) return true;
+  profile_dirty_ = true;
+  for (Step& p : pos_)
+    if (p >= at) p += k;
+  for (Store& s : stores_) {
+    if (s.start == kNoStep) continue;
+    if (s.start >= at) s.start += k;
+    if (s.end >= at) s.end += k;
+  }
+  start_delta_.insert(start_delta_.begin() + at, Index(k), 0);
+  end_delta_.insert(end_delta_.begin() + at, Index(k), 0);
+  schedule_.insert(schedule_.begin() + at, ops.begin(), ops.end());
+  std::vector<int> copies;
+  for (Step i = 0; i < k; ++i) {
+    const auto inst = static_cast<int>(op_of_.size());
+    copies.push_back(inst);
+    op_of_.push_back(ops[Index(i)]);
+    pos_.push_back(at + i);
+    copy_.push_back(1);
+    in_values_.emplace_back();
+    out_values_.emplace_back();
+  }
+  order_.insert(order_.begin() + at, copies.begin(), copies.end());
+
+  std::vector<int> affected;
+  std::vector<int> made;  // new values in creation order
+  for (Step i = 0; i < k; ++i) {
+    const int inst = copies[Index(i)];
+    const Step q = at + i;
+    const OpId o = ops[Index(i)];
+    if (o < 0 || o >= graph_.num_ops() || !recomputable_[Index(o)]) return false;
+    const Op& op = graph_.ops[Index(o)];
+    for (TensorId t : op.inputs) {
+      const int x = Latest(t, q, false);
+      if (x < 0) return false;
+      in_values_[Index(inst)].push_back(x);
+      values_[Index(x)].readers.push_back(inst);
+      affected.push_back(values_[Index(x)].storage);
+    }
+    // The original must come first: it is the computation the copies repeat.
+    if (op.outputs.empty() || Latest(op.outputs.front(), q, false) < 0) return false;
+    for (TensorId t : op.outputs) {
+      const Tensor& orig = graph_.tensors[Index(t)];
+      Value v;
+      v.tensor = t;
+      v.producer = inst;
+      if (orig.alias_of == kNoTensor) {
+        Store s;
+        s.size = model_.storages[Index(model_.storage_of[Index(t)])].size;
+        s.planned = s.size > 0;
+        s.original = false;
+        v.storage = static_cast<int>(stores_.size());
+        stores_.push_back(std::move(s));
+      } else {
+        const int base = Latest(orig.alias_of, q, true);
+        if (base < 0) return false;
+        v.storage = values_[Index(base)].storage;
+        // A recomputed in-place write must write a storage a copy made.
+        if (in_place_[Index(o)] && stores_[Index(v.storage)].original) return false;
+      }
+      const auto id = static_cast<int>(values_.size());
+      values_.push_back(std::move(v));
+      Store& s = stores_[Index(values_[Index(id)].storage)];
+      s.members.push_back(id);
+      if (in_place_[Index(o)] && orig.alias_of != kNoTensor) {
+        auto it = s.writers.begin();
+        while (it != s.writers.end() && pos_[Index(*it)] < q) ++it;
+        s.writers.insert(it, inst);
+      }
+      AddValue(id);
+      out_values_[Index(inst)].push_back(id);
+      made.push_back(id);
+      affected.push_back(values_[Index(id)].storage);
+    }
+  }
+  // Readers after a copy read it instead of the computation before it.
+  for (int v : made) {
+    const Value& nv = values_[Index(v)];
+    const auto& list = computations_[Index(nv.tensor)];
+    auto it = std::find(list.begin(), list.end(), v);
+    if (it == list.begin()) return false;
+    const int prev = *(it - 1);
+    const Step q = pos_[Index(nv.producer)];
+    auto& readers = values_[Index(prev)].readers;
+    auto keep = std::stable_partition(readers.begin(), readers.end(),
+                                      [&](int r) { return pos_[Index(r)] < q; });
+    for (auto r = keep; r != readers.end(); ++r) {
+      for (int& x : in_values_[Index(*r)])
+        if (x == prev) x = v;
+      values_[Index(v)].readers.push_back(*r);
+    }
+    if (keep != readers.end()) affected.push_back(values_[Index(prev)].storage);
+    readers.erase(keep, readers.end());
+  }
+  // Copies after a new computation that view or write in place the tensor it recomputes now
+  // take the new computation's storage (Walker resolves a copy's base to the latest one), and
+  // so do the views of those, in turn.
+  std::vector<int> queue = made;
+  while (!queue.empty()) {
+    const int v = queue.back();
+    queue.pop_back();
+    const TensorId t = values_[Index(v)].tensor;
+    const Step q = ProducerStep(v);
+    Step until = std::numeric_limits<Step>::max();
+    for (int w : computations_[Index(t)])
+      if (ProducerStep(w) > q) {
+        until = ProducerStep(w);
+        break;
+      }
+    const int to = values_[Index(v)].storage;
+    for (TensorId c : alias_children_[Index(t)])
+      for (int y : computations_[Index(c)]) {
+        const int p = values_[Index(y)].producer;
+        if (p < 0 || !copy_[Index(p)] || pos_[Index(p)] <= q || pos_[Index(p)] >= until) continue;
+        const int from = values_[Index(y)].storage;
+        if (from == to) continue;
+        auto& old_members = stores_[Index(from)].members;
+        old_members.erase(std::find(old_members.begin(), old_members.end(), y));
+        stores_[Index(to)].members.push_back(y);
+        values_[Index(y)].storage = to;
+        if (in_place_[Index(op_of_[Index(p)])]) {
+          if (stores_[Index(to)].original) return false;
+          auto& ow = stores_[Index(from)].writers;
+          ow.erase(std::find(ow.begin(), ow.end(), p));
+          auto& nw = stores_[Index(to)].writers;
+          auto it = nw.begin();
+          while (it != nw.end() && pos_[Index(*it)] < pos_[Index(p)]) ++it;
+          nw.insert(it, p);
+        }
+        affected.push_back(from);
+        affected.push_back(to);
+        queue.push_back(y);
+      }
+  }
+  std::sort(affected.begin(), affected.end());
+  affected.erase(std::unique(affected.begin(), affected.end()), affected.end());
+  // Every read of the storages involved must see its value unwritten since it was made, as
+  // Walker's versions check (the others' reads and writes did not change).
+  for (int sid : affected) {
+    if (stores_[Index(sid)].writers.empty()) continue;
+    for (int x : stores_[Index(sid)].members)
+      for (int r : values_[Index(x)].readers)
+        if (WrittenBetween(sid, ProducerStep(x), pos_[Index(r)])) return false;
+  }
+  for (int sid : affected) Relife(sid);
+  return true;
+}
+
+const std::vector<Bytes>& GreedyState::Profile() {
+  if (!profile_dirty_) return profile_;
+  profile_.resize(order_.size());
+  Bytes live = 0;
+  peak_ = 0;
+  peak_step_ = 0;
+  for (size_t s = 0; s < order_.size(); ++s) {
+    live += start_delta_[s];
+    profile_[s] = live;
+    if (live > peak_) {
+      peak_ = live;
+      peak_step_ = static_cast<Step>(s);
+    }
+    live -= end_delta_[s];
+  }
+  profile_dirty_ = false;
+  return profile_;
+}
+
+Bytes GreedyState::Peak() {
+  Profile();
+  return peak_;
+}
+
+Step GreedyState::PeakStep() {
+  Profile();
+  return peak_step_;
+}
+
+double GreedyState::RecomputeCost() const {
+  std::vector<char> seen(graph_.ops.size(), 0);
+  double cost = 0;
+  for (OpId op : schedule_) {
+    if (seen[Index(op)]) cost += costs_[Index(op)];
+    seen[Index(op)] = 1;
+  }
+  return cost;
+}
+
+}  // namespace roam::remat::detail

@@ -1,0 +1,118 @@
+// The greedy's incremental view of a remat schedule: what Rewrite + BuildMemoryModel +
+// ComputeLifetimes + MemoryProfile would say about it (which value every computation reads,
+// each storage's members, readers, in-place writers and lifetime, the live bytes per step),
+// kept up to date as recomputations are inserted instead of rebuilt per eviction.
+// Not part of the stage's interface.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "core/memory_model.h"
+#include "remat/remat.h"
+
+namespace roam::remat::detail {
+
+// The op overwrites a storage in place (an in-place name and an output aliasing a tensor).
+bool IsInPlaceWrite(const Graph& graph, OpId op);
+
+class GreedyState {
+ public:
+  // model: BuildMemoryModel(graph, alignment) of the original graph; costs: OpCost per op.
+  GreedyState(const Graph& graph, const MemoryModel& model, const std::vector<double>& costs,
+              const RecomputeRule& rule);
+
+  // Rebuilds everything from a schedule. False (and the state unusable until the next Reset)
+  // when CheckSchedule would reject it.
+  bool Reset(std::span<const OpId> schedule);
+
+  // Inserts copies of ops (original ops, in order) before step at, rewiring the later readers
+  // as Rewrite would, and updates only the storages whose members, readers or lifetimes that
+  // changes. False when the result is a schedule CheckSchedule rejects; the state is then
+  // unusable until the next Reset.
+  bool Insert(Step at, std::span<const OpId> ops);
+  // A cheap necessary condition for Insert to succeed, checked without changing anything:
+  // every value the copies read from before step at is still unwritten there.
+  bool CanInsert(Step at, std::span<const OpId> ops) const;
+
+  // ---- Queries (value = one computation of one original tensor) ----
+  Step NumSteps() const { return static_cast<Step>(order_.size()); }
+  const Schedule& schedule() const { return schedule_; }
+  // Live planned bytes per step, and its maximum (first step at it).
+  const std::vector<Bytes>& Profile();
+  Bytes Peak();
+  Step PeakStep();
+  double RecomputeCost() const;  // summed in schedule order, as detail::RecomputeCost
+
+  OpId OriginAt(Step s) const { return op_of_[Index(order_[Index(s)])]; }
+  std::span<const int> InputsAt(Step s) const { return in_values_[Index(order_[Index(s)])]; }
+  std::span<const int> OutputsAt(Step s) const { return out_values_[Index(order_[Index(s)])]; }
+  int StorageOf(int value) const { return values_[Index(value)].storage; }
+  Step ProducerStep(int value) const;  // -1 for graph inputs
+  OpId ProducerOrigin(int value) const;
+  // Reader steps, unsorted.
+  template <class F>
+  void ForEachReaderStep(int value, F f) const {
+    for (int r : values_[Index(value)].readers) f(pos_[Index(r)]);
+  }
+  int NumStorages() const { return static_cast<int>(stores_.size()); }
+  bool Planned(int storage) const { return stores_[Index(storage)].planned; }
+  bool Output(int storage) const { return stores_[Index(storage)].output; }
+  Bytes Size(int storage) const { return stores_[Index(storage)].size; }
+  Step Start(int storage) const { return stores_[Index(storage)].start; }
+  Step End(int storage) const;  // the last step for outputs
+  std::span<const int> Members(int storage) const { return stores_[Index(storage)].members; }
+
+ private:
+  static size_t Index(int i) { return static_cast<size_t>(i); }
+  struct Value {
+    TensorId tensor = kNoTensor;
+    int producer = -1;  // instance; -1 for graph inputs
+    int storage = -1;
+    std::vector<int> readers;  // instances
+  };
+  struct Store {
+    Bytes size = 0;
+    bool planned = false;
+    bool output = false;
+    bool original = true;      // a storage of the original graph (not made by a copy)
+    std::vector<int> members;  // values, the root first
+    std::vector<int> writers;  // instances writing it in place
+    Step start = kNoStep, end = kNoStep;
+  };
+  Step PosOf(int instance) const { return instance < 0 ? -1 : pos_[Index(instance)]; }
+  // The latest computation of tensor t produced before step (at or before it when inclusive).
+  int Latest(TensorId t, Step step, bool inclusive) const;
+  void AddValue(int value);  // into computations_, kept in step order
+  // Lifetime from the members and readers; moves the storage's interval in the profile.
+  void Relife(int storage);
+  void Account(int storage, int sign);
+  // Some writer of storage lies strictly between steps from and to.
+  bool WrittenBetween(int storage, Step from, Step to) const;
+
+  const Graph& graph_;
+  const MemoryModel& model_;
+  const std::vector<double>& costs_;
+  RecomputeRule rule_;
+  std::vector<char> in_place_;                         // per original op
+  std::vector<char> recomputable_;                     // per original op
+  std::vector<std::vector<TensorId>> alias_children_;  // per original tensor: its direct views
+
+  Schedule schedule_;
+  std::vector<int> order_;  // per step: instance
+  std::vector<OpId> op_of_;
+  std::vector<Step> pos_;
+  std::vector<char> copy_;  // per instance: not the op's first computation
+  std::vector<std::vector<int>> in_values_, out_values_;
+  std::vector<Value> values_;
+  std::vector<std::vector<int>> computations_;  // per original tensor: values in step order
+  std::vector<Store> stores_;
+  // Live bytes as two difference arrays: +size at a start, -size after an end.
+  std::vector<Bytes> start_delta_, end_delta_;
+  std::vector<Bytes> profile_;
+  bool profile_dirty_ = true;
+  Bytes peak_ = 0;
+  Step peak_step_ = 0;
+};
+
+}  // namespace roam::remat::detail

@@ -1,0 +1,98 @@
+// The greedy's incremental state against the full evaluation (Rewrite, memory model,
+// lifetimes, profile) and CheckSchedule, under random recomputations of random training
+// steps, in-place activations and optimizer updates included.
+#include "remat/greedy_state.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/io.h"
+#include "remat/internal.h"
+#include "tests/support/training_graph.h"
+
+namespace roam::remat::detail {
+namespace {
+
+size_t U(int i) { return static_cast<size_t>(i); }
+
+std::vector<double> Costs(const Graph& g) {
+  std::vector<double> costs;
+  for (OpId op = 0; op < g.num_ops(); ++op) costs.push_back(OpCost(g, op));
+  return costs;
+}
+
+TEST(GreedyState, InsertKeepsTheProfileAndValidityOfTheFullEvaluation) {
+  int accepted = 0, rejected = 0;
+  for (unsigned seed = 1; seed <= 60; ++seed) {
+    std::mt19937_64 rng(seed);
+    testing::TrainingGraphOptions o;
+    o.layers = 2 + static_cast<int>(seed % 3);
+    o.adam = seed % 2 == 0;
+    const Graph g = testing::TrainingLikeGraph(rng, o);
+    RematParams params;
+    params.alignment = seed % 3 == 0 ? 1 : 64;
+    const MemoryModel model = BuildMemoryModel(g, params.alignment);
+    const std::vector<double> costs = Costs(g);
+    GreedyState state(g, model, costs, params.rule);
+    Schedule schedule(g.program_order.begin(), g.program_order.end());
+    ASSERT_TRUE(state.Reset(schedule));
+    for (int round = 0; round < 40; ++round) {
+      // Up to three computed ops, in schedule order, copied before a later step.
+      const auto n = static_cast<Step>(schedule.size());
+      std::uniform_int_distribution<Step> pick(1, n);
+      const Step at = pick(rng);
+      std::vector<Step> from;
+      const int chain = 1 + static_cast<int>(rng() % 3);
+      for (int i = 0; i < chain; ++i) from.push_back(static_cast<Step>(rng() % U(at)));
+      std::sort(from.begin(), from.end());
+      from.erase(std::unique(from.begin(), from.end()), from.end());
+      std::vector<OpId> ops;
+      for (Step s : from) ops.push_back(schedule[U(s)]);
+      Schedule next = schedule;
+      next.insert(next.begin() + at, ops.begin(), ops.end());
+      const bool valid = CheckSchedule(g, next, params.rule).empty();
+      SCOPED_TRACE("seed " + std::to_string(seed) + " round " + std::to_string(round));
+      EXPECT_EQ(state.CanInsert(at, ops) || !valid, true);  // never refuses a valid one
+      const bool inserted = state.Insert(at, ops);
+      ASSERT_EQ(inserted, valid) << CheckSchedule(g, next, params.rule);
+      if (!valid) {
+        ++rejected;
+        ASSERT_TRUE(state.Reset(schedule));
+        continue;
+      }
+      ++accepted;
+      schedule = std::move(next);
+      const Evaluated e = Evaluate(g, schedule, params);
+      ASSERT_EQ(state.schedule(), schedule);
+      ASSERT_EQ(state.Profile(), e.profile);
+      EXPECT_EQ(state.Peak(), e.peak);
+      EXPECT_EQ(state.PeakStep(), e.peak_step);
+      EXPECT_EQ(state.RecomputeCost(), e.recompute_cost);
+      // A fresh state built from the schedule agrees too.
+      GreedyState fresh(g, model, costs, params.rule);
+      ASSERT_TRUE(fresh.Reset(schedule));
+      EXPECT_EQ(fresh.Profile(), e.profile);
+    }
+  }
+  // Both outcomes were exercised.
+  EXPECT_GT(accepted, 100);
+  EXPECT_GT(rejected, 20);
+}
+
+TEST(GreedyState, ResetRejectsWhatCheckScheduleRejects) {
+  const Graph tiny =
+      LoadGraph(std::string(std::getenv("ROAM_SOURCE_DIR") ? std::getenv("ROAM_SOURCE_DIR") : ".") +
+                "/tests/data/tiny.graph.json");
+  const MemoryModel model = BuildMemoryModel(tiny, 1);
+  const std::vector<double> costs = Costs(tiny);
+  GreedyState state(tiny, model, costs, {});
+  for (const Schedule& s :
+       {Schedule{0, 1, 2, 3, 4}, Schedule{0, 1, 1, 2, 3, 4}, Schedule{0, 1, 2, 0, 1, 3, 4},
+        Schedule{0, 1, 2, 3, 4, 0}, Schedule{0, 1, 2, 3, 4, 4}, Schedule{1, 0, 2, 3, 4},
+        Schedule{0, 1, 2, 3}})
+    EXPECT_EQ(state.Reset(s), CheckSchedule(tiny, s).empty()) << ::testing::PrintToString(s);
+}
+
+}  // namespace
+}  // namespace roam::remat::detail

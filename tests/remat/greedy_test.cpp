@@ -1,0 +1,83 @@
+// The greedy: the incremental evaluation makes exactly the choices of the full one, and one
+// descent for many budgets gives what a run per budget gives.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/error.h"
+#include "core/io.h"
+#include "remat/internal.h"
+#include "tests/support/training_graph.h"
+
+namespace roam::remat::detail {
+namespace {
+
+std::vector<Graph> RandomSteps() {
+  std::vector<Graph> graphs;
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    std::mt19937_64 rng(seed * 7919);
+    roam::testing::TrainingGraphOptions o;
+    o.layers = 2 + static_cast<int>(seed % 3);
+    o.adam = seed % 3 != 0;
+    graphs.push_back(roam::testing::TrainingLikeGraph(rng, o));
+  }
+  return graphs;
+}
+
+Schedule Start(const Graph& g) { return Schedule(g.program_order.begin(), g.program_order.end()); }
+
+Bytes PeakOf(const Graph& g, const RematParams& params) {
+  return Evaluate(g, Start(g), params).peak;
+}
+
+TEST(Greedy, TheIncrementalEvaluationChoosesExactlyAsTheFullOne) {
+  for (const Graph& g : RandomSteps()) {
+    RematParams params;
+    params.alignment = 64;
+    params.greedy_stall_steps = 20;  // the full evaluation is slow on a long plateau
+    const Bytes peak = PeakOf(g, params);
+    for (double ratio : {0.8, 0.6, 0.4}) {
+      const auto budget = static_cast<Bytes>(static_cast<double>(peak) * ratio);
+      SCOPED_TRACE(g.name + " ratio " + std::to_string(ratio));
+      const MethodResult fast = Greedy(g, Start(g), budget, params);
+      const MethodResult full = Greedy(g, Start(g), budget, params, GreedyEvaluation::kReference);
+      EXPECT_EQ(fast.schedule, full.schedule);
+      EXPECT_EQ(fast.peak, full.peak);
+      EXPECT_EQ(fast.recompute_cost, full.recompute_cost);
+      EXPECT_EQ(fast.status, full.status);
+      // What it reports is what the schedule does.
+      const Evaluated e = Evaluate(g, fast.schedule, params);
+      EXPECT_EQ(e.peak, fast.peak);
+      EXPECT_EQ(fast.status == "feasible", fast.peak <= budget);
+    }
+  }
+}
+
+TEST(Greedy, OneDescentGivesEachBudgetWhatItsOwnRunGives) {
+  for (const Graph& g : RandomSteps()) {
+    RematParams params;
+    params.alignment = 64;
+    const Bytes peak = PeakOf(g, params);
+    std::vector<Bytes> budgets;
+    for (int i = 20; i >= 4; i -= 2) budgets.push_back(peak * i / 20);
+    const std::vector<MethodResult> all = GreedyDescent(g, Start(g), budgets, params);
+    ASSERT_EQ(all.size(), budgets.size());
+    for (size_t i = 0; i < budgets.size(); ++i) {
+      SCOPED_TRACE(g.name + " budget " + std::to_string(budgets[i]));
+      const MethodResult one = Greedy(g, Start(g), budgets[i], params);
+      EXPECT_EQ(all[i].schedule, one.schedule);
+      EXPECT_EQ(all[i].peak, one.peak);
+      EXPECT_EQ(all[i].status, one.status);
+    }
+  }
+}
+
+TEST(Greedy, AnUnknownScoreIsBadInput) {
+  const Graph g = RandomSteps().front();
+  RematParams params;
+  params.greedy_score = "bytes";
+  EXPECT_THROW(PlanRemat(g, 1000, params), InputError);
+}
+
+}  // namespace
+}  // namespace roam::remat::detail
