@@ -65,6 +65,10 @@ struct SearchParams {
   // canonical, dominance and monotonic_floor have nothing left to prune and are not used; on
   // a perfect packing the branch that leaves space empty fails at once (docs/layout.md).
   bool bottom_left = true;
+  // ... but only in groups of at most this many buffers: on whole training graphs, where most
+  // sections have slack, its gap branches made proofs slower (bert-base and gpt2-large at
+  // batch 1 no longer reached max-live in 1 s; perf/RESULTS.md, "Layout search").
+  int bottom_left_max_buffers = 1'000;
   // With bottom_left: of the sections at the lowest floor, branch on the one the fewest
   // buffers can rest on (fail first; none: only the empty branch); false: the earliest.
   bool fewest_candidates = true;

@@ -130,6 +130,8 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
   placed_trail_.clear();
   use_unallocated_floor_ = !section_buffers_.empty() && static_cast<std::int64_t>(buffers.size()) <=
                                                             params_.unallocated_floor_max_buffers;
+  use_bottom_left_ = params_.bottom_left &&
+                     static_cast<std::int64_t>(buffers.size()) <= params_.bottom_left_max_buffers;
   if (buffers.empty()) return SearchOutcome::kFound;
   int lo = in_.first[U(buffers.front())], hi = lo;
   for (int b : buffers) {
@@ -198,14 +200,14 @@ bool Searcher::Solve(const std::vector<int>& unplaced, Bytes last_offset, int la
       // (but is undone with the node).
       const Mark mark = Marks();
       for (const auto& g : groups)
-        if (!(params_.bottom_left ? BottomLeft(g) : Branch(g, last_offset, last_rank))) {
+        if (!(use_bottom_left_ ? BottomLeft(g) : Branch(g, last_offset, last_rank))) {
           Rollback(mark);
           return false;
         }
       return true;
     }
   }
-  return params_.bottom_left ? BottomLeft(unplaced) : Branch(unplaced, last_offset, last_rank);
+  return use_bottom_left_ ? BottomLeft(unplaced) : Branch(unplaced, last_offset, last_rank);
 }
 
 bool Searcher::Branch(const std::vector<int>& unplaced, Bytes last_offset, int last_rank) {

@@ -113,6 +113,7 @@ class Searcher {
   std::vector<std::vector<int>> section_buffers_;  // for the unallocated floor
   std::vector<int> mark_;                          // per section: last node that touched it
   bool use_unallocated_floor_ = false;             // in this Run
+  bool use_bottom_left_ = false;                   // in this Run
   int epoch_ = 0;
   std::vector<std::pair<int, Bytes>> floor_trail_;
   std::vector<Bytes> offset_;                      // per buffer, once placed
