@@ -276,7 +276,9 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
       for (int r = 0; r < n; ++r) rank[U(keyed[U(r)].second)] = r;
       preorders.push_back(std::move(rank));
     }
-    const size_t num_preorders = preorders.size();
+    // The portfolio's extra entry: the candidate branching over the first preorder.
+    const bool portfolio = params.search.bottom_left && params.search.portfolio;
+    const size_t num_preorders = preorders.size() + (portfolio ? 1 : 0);
     detail::Searcher searcher(instance, params.search);
     std::vector<Bytes> found(U(n), 0);
     bool budget_spent = false;
@@ -297,7 +299,9 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
             }
           }
           const detail::SearchOutcome outcome =
-              searcher.Run(p.buffers, preorders[k], cap, limit, deadline, found);
+              k < preorders.size()
+                  ? searcher.Run(p.buffers, preorders[k], cap, limit, deadline, found)
+                  : searcher.Run(p.buffers, preorders.front(), cap, limit, deadline, found, true);
           result.nodes += searcher.nodes();
           if (outcome == detail::SearchOutcome::kFound) {
             for (int b : p.buffers) best[U(b)] = found[U(b)];

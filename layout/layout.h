@@ -69,6 +69,10 @@ struct SearchParams {
   // sections have slack, its gap branches made proofs slower (bert-base and gpt2-large at
   // batch 1 no longer reached max-live in 1 s; perf/RESULTS.md, "Layout search").
   int bottom_left_max_buffers = 1'000;
+  // With bottom_left: a portfolio. The candidate branching (as with bottom_left off) over the
+  // first preorder joins the round-robin as one more entry: each branching solves perfect
+  // packings the other does not within the limit (perf/RESULTS.md, "Tight instances").
+  bool portfolio = true;
   // With bottom_left: of the sections at the lowest floor, branch on the one the fewest
   // buffers can rest on (fail first; none: only the empty branch); false: the earliest.
   bool fewest_candidates = true;

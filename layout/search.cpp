@@ -118,7 +118,7 @@ Searcher::Searcher(const Instance& instance, const SearchParams& params)
 
 SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> rank, Bytes capacity,
                             std::int64_t node_limit, std::optional<Clock::time_point> deadline,
-                            std::vector<Bytes>& offsets) {
+                            std::vector<Bytes>& offsets, bool candidate_branching) {
   rank_ = rank;
   capacity_ = capacity;
   node_limit_ = node_limit;
@@ -130,7 +130,7 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
   placed_trail_.clear();
   use_unallocated_floor_ = !section_buffers_.empty() && static_cast<std::int64_t>(buffers.size()) <=
                                                             params_.unallocated_floor_max_buffers;
-  use_bottom_left_ = params_.bottom_left &&
+  use_bottom_left_ = params_.bottom_left && !candidate_branching &&
                      static_cast<std::int64_t>(buffers.size()) <= params_.bottom_left_max_buffers;
   if (buffers.empty()) return SearchOutcome::kFound;
   int lo = in_.first[U(buffers.front())], hi = lo;

@@ -57,9 +57,11 @@ class Searcher {
 
   // buffers: sorted by first section, positive sizes. On kFound, offsets[b] holds the offset of
   // every buffer b of the group. node_limit counts placements.
+  // candidate_branching: this run branches on candidates even if bottom_left is on
+  // (SearchParams::portfolio).
   SearchOutcome Run(std::span<const int> buffers, std::span<const int> rank, Bytes capacity,
                     std::int64_t node_limit, std::optional<Clock::time_point> deadline,
-                    std::vector<Bytes>& offsets);
+                    std::vector<Bytes>& offsets, bool candidate_branching = false);
   std::int64_t nodes() const { return nodes_; }  // of the last Run
 
  private:

@@ -59,9 +59,10 @@ std::vector<SearchParams> EveryCombination() {
     p.initial_node_limit = 8;  // several rounds, so the doubling is exercised too
     all.push_back(p);
   }
-  for (int mask = 0; mask < 256; ++mask) {
+  for (int mask = 0; mask < 512; ++mask) {
     SearchParams p;
     p.bottom_left = true;
+    p.portfolio = mask & 256;
     p.static_decomposition = mask & 1;
     p.dynamic_decomposition = mask & 2;
     p.section_inference = mask & 4;
@@ -317,6 +318,7 @@ std::int64_t NodesWithout(bool SearchParams::*technique, bool bottom_left = fals
   LayoutParams params;
   params.time_limit_s = 0;
   params.search.bottom_left = bottom_left;
+  params.search.portfolio = false;
   params.search.multiple_preorders = false;  // one preorder: counts are comparable
   params.search.random_preorders = 0;
   params.search.initial_node_limit = 1 << 30;
@@ -375,6 +377,7 @@ TEST(LayoutSearch, BottomLeftShrinksTheSearchOnPerfectPackings) {
     params.time_limit_s = 0;
     params.capacity = Bytes{1} << 12;
     params.max_nodes = 200'000;
+    params.search.portfolio = false;
     const LayoutResult r = SolveLayout(in, 16, params);
     EXPECT_EQ(r.height, Bytes{1} << 12);
     with += r.nodes;
