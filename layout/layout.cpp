@@ -7,6 +7,7 @@
 #include <limits>
 #include <new>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 #include <tuple>
 
@@ -260,8 +261,24 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
   }
 
   try {
-    const std::vector<std::vector<int>> preorders = detail::Preorders(instance);
-    const size_t num_preorders = params.search.multiple_preorders ? preorders.size() : 1;
+    std::vector<std::vector<int>> preorders = detail::Preorders(instance);
+    if (!params.search.multiple_preorders) preorders.resize(1);
+    // Restarts: the first preorder with its ranks shuffled within a window, seeded by position
+    // so that the call stays deterministic.
+    for (int k = 0; k < params.search.random_preorders; ++k) {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(k) + 1);
+      const std::vector<int>& first = preorders.front();
+      std::uniform_real_distribution<double> noise(0.0, std::max(4.0, 0.25 * n));
+      std::vector<std::pair<double, int>> keyed;
+      for (int b = 0; b < n; ++b) keyed.emplace_back(first[U(b)] + noise(rng), b);
+      std::sort(keyed.begin(), keyed.end());
+      std::vector<int> rank(U(n));
+      for (int r = 0; r < n; ++r) rank[U(keyed[U(r)].second)] = r;
+      preorders.push_back(std::move(rank));
+    }
+    // The portfolio's extra entry: the candidate branching over the first preorder.
+    const bool portfolio = params.search.bottom_left && params.search.portfolio;
+    const size_t num_preorders = preorders.size() + (portfolio ? 1 : 0);
     detail::Searcher searcher(instance, params.search);
     std::vector<Bytes> found(U(n), 0);
     bool budget_spent = false;
@@ -282,7 +299,9 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
             }
           }
           const detail::SearchOutcome outcome =
-              searcher.Run(p.buffers, preorders[k], cap, limit, deadline, found);
+              k < preorders.size()
+                  ? searcher.Run(p.buffers, preorders[k], cap, limit, deadline, found)
+                  : searcher.Run(p.buffers, preorders.front(), cap, limit, deadline, found, true);
           result.nodes += searcher.nodes();
           if (outcome == detail::SearchOutcome::kFound) {
             for (int b : p.buffers) best[U(b)] = found[U(b)];

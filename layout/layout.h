@@ -58,6 +58,32 @@ struct SearchParams {
   // Minimise the height by binary search over capacities; false: descend from the incumbent
   // one byte at a time (each probe asks for a layout lower than the best so far).
   bool capacity_search = true;
+  // Branch on the lowest section instead of on every candidate: at each node take a section
+  // at the lowest floor and try each buffer that can rest there (its whole lifetime at that
+  // floor), then the branch where none does (the section's floor rises to the lowest offset a
+  // buffer covering it can still take). Every pushed-down layout is reached exactly once, so
+  // canonical, dominance and monotonic_floor have nothing left to prune and are not used; on
+  // a perfect packing the branch that leaves space empty fails at once (docs/layout.md).
+  bool bottom_left = true;
+  // ... but only in groups of at most this many buffers: on whole training graphs, where most
+  // sections have slack, its gap branches made proofs slower (bert-base and gpt2-large at
+  // batch 1 no longer reached max-live in 1 s; perf/RESULTS.md, "Layout search").
+  int bottom_left_max_buffers = 1'000;
+  // With bottom_left: a portfolio. The candidate branching (as with bottom_left off) over the
+  // first preorder joins the round-robin as one more entry: each branching solves perfect
+  // packings the other does not within the limit (perf/RESULTS.md, "Tight instances").
+  bool portfolio = true;
+  // With bottom_left: of the sections at the lowest floor, branch on the one the fewest
+  // buffers can rest on (fail first; none: only the empty branch); false: the earliest.
+  bool fewest_candidates = true;
+  // Free buffers with the same size, alignment and lifetime are interchangeable: only the
+  // lowest-indexed unplaced one of each such class is a candidate.
+  bool identical_buffers = true;
+  // Restarts: this many more preorders, the first one's ranks shuffled within a window of a
+  // quarter of the buffers (seeded, so calls stay deterministic), joining the round-robin
+  // under the doubling node limit; a dive that went wrong early is then abandoned at the
+  // limit instead of exhausted. 0: none.
+  int random_preorders = 4;
   // Nodes per preorder and probe in the first round (plus the number of buffers, so one dive
   // always fits); the limit doubles every round until the time limit.
   std::int64_t initial_node_limit = 2'000;

@@ -1,8 +1,10 @@
 #include "layout/search.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <tuple>
+#include <utility>
 
 namespace roam::layout::detail {
 namespace {
@@ -43,6 +45,14 @@ Instance MakeInstance(std::span<const Interval> intervals, std::span<const Bytes
   in.load.resize(U(in.num_sections));
   Bytes running = 0;
   for (int s = 0; s < in.num_sections; ++s) in.load[U(s)] = running += delta[U(s)];
+  in.twin.assign(n, -1);
+  std::map<std::tuple<Bytes, Bytes, int, int>, int> last_of_class;
+  for (size_t b = 0; b < n; ++b) {
+    if (in.size[b] == 0 || in.fixed[b] >= 0) continue;
+    auto [it, added] = last_of_class.try_emplace(
+        std::make_tuple(in.size[b], in.align[b], in.first[b], in.last[b]), static_cast<int>(b));
+    if (!added) in.twin[b] = std::exchange(it->second, static_cast<int>(b));
+  }
   return in;
 }
 
@@ -92,7 +102,9 @@ Searcher::Searcher(const Instance& instance, const SearchParams& params)
       floor_(U(instance.num_sections), 0),
       placed_(instance.size.size(), 0),
       mark_(U(instance.num_sections), 0),
-      offset_(instance.size.size(), 0) {
+      offset_(instance.size.size(), 0),
+      queued_(U(instance.num_sections), 0),
+      count_(U(instance.num_sections) + 1, 0) {
   std::int64_t entries = 0;
   for (size_t b = 0; b < instance.size.size(); ++b) entries += instance.last[b] - instance.first[b];
   if (params.unallocated_floor && entries <= Instance::kMaxSectionEntries) {
@@ -106,7 +118,7 @@ Searcher::Searcher(const Instance& instance, const SearchParams& params)
 
 SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> rank, Bytes capacity,
                             std::int64_t node_limit, std::optional<Clock::time_point> deadline,
-                            std::vector<Bytes>& offsets) {
+                            std::vector<Bytes>& offsets, bool candidate_branching) {
   rank_ = rank;
   capacity_ = capacity;
   node_limit_ = node_limit;
@@ -115,8 +127,11 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
   aborted_ = false;
   base_trail_.clear();
   floor_trail_.clear();
+  placed_trail_.clear();
   use_unallocated_floor_ = !section_buffers_.empty() && static_cast<std::int64_t>(buffers.size()) <=
                                                             params_.unallocated_floor_max_buffers;
+  use_bottom_left_ = params_.bottom_left && !candidate_branching &&
+                     static_cast<std::int64_t>(buffers.size()) <= params_.bottom_left_max_buffers;
   if (buffers.empty()) return SearchOutcome::kFound;
   int lo = in_.first[U(buffers.front())], hi = lo;
   for (int b : buffers) {
@@ -137,6 +152,36 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
   return aborted_ ? SearchOutcome::kAborted : SearchOutcome::kInfeasible;
 }
 
+void Searcher::Place(int b, Bytes offset) {
+  offset_[U(b)] = offset;
+  placed_[U(b)] = 1;
+  placed_trail_.push_back(b);
+  for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] -= in_.size[U(b)];
+}
+
+void Searcher::Rollback(const Mark& mark) {
+  while (placed_trail_.size() > mark.placed) {
+    const int b = placed_trail_.back();
+    placed_trail_.pop_back();
+    placed_[U(b)] = 0;
+    for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] += in_.size[U(b)];
+  }
+  while (floor_trail_.size() > mark.floors) {
+    floor_[U(floor_trail_.back().first)] = floor_trail_.back().second;
+    floor_trail_.pop_back();
+  }
+  while (base_trail_.size() > mark.bases) {
+    base_[U(base_trail_.back().first)] = base_trail_.back().second;
+    base_trail_.pop_back();
+  }
+}
+
+bool Searcher::Aborting() {
+  // The clock costs tens of nanoseconds, a node at least a microsecond: check every node.
+  if (nodes_ >= node_limit_ || (deadline_ && Clock::now() >= *deadline_)) aborted_ = true;
+  return aborted_;
+}
+
 bool Searcher::Splits(const std::vector<int>& unplaced) const {
   int reach = in_.last[U(unplaced.front())];
   for (int b : unplaced) {
@@ -151,13 +196,18 @@ bool Searcher::Solve(const std::vector<int>& unplaced, Bytes last_offset, int la
   if (params_.dynamic_decomposition && Splits(unplaced)) {
     std::vector<std::vector<int>> groups = SplitByTime(in_, unplaced);
     if (groups.size() > 1) {
-      // Independent: a group that fails dooms the node, one that succeeds is never revisited.
+      // Independent: a group that fails dooms the node, one that succeeds is never revisited
+      // (but is undone with the node).
+      const Mark mark = Marks();
       for (const auto& g : groups)
-        if (!Branch(g, last_offset, last_rank)) return false;
+        if (!(use_bottom_left_ ? BottomLeft(g) : Branch(g, last_offset, last_rank))) {
+          Rollback(mark);
+          return false;
+        }
       return true;
     }
   }
-  return Branch(unplaced, last_offset, last_rank);
+  return use_bottom_left_ ? BottomLeft(unplaced) : Branch(unplaced, last_offset, last_rank);
 }
 
 bool Searcher::Branch(const std::vector<int>& unplaced, Bytes last_offset, int last_rank) {
@@ -184,7 +234,7 @@ bool Searcher::Branch(const std::vector<int>& unplaced, Bytes last_offset, int l
     } else {
       min_top = std::min(min_top, offset + in_.size[U(b)]);
     }
-    if (in_order) candidates.push_back({offset, rank, b});
+    if (in_order && Free(b)) candidates.push_back({offset, rank, b});
   }
   // A heap, not a sort: a dive that succeeds takes only the first candidate of each node, and
   // on whole training graphs (4,000 buffers) sorting them all at every level doubled its time.
@@ -201,19 +251,13 @@ bool Searcher::Branch(const std::vector<int>& unplaced, Bytes last_offset, int l
     const Candidate c = candidates.back();
     candidates.pop_back();
     if (params_.dominance && c.offset >= min_top) break;
-    // The clock costs tens of nanoseconds, a node at least a microsecond: check every node.
-    if (nodes_ >= node_limit_ || (deadline_ && Clock::now() >= *deadline_)) {
-      aborted_ = true;
-      return false;
-    }
+    if (Aborting()) return false;
     ++nodes_;
     const int b = c.buffer;
     const Bytes top = c.offset + in_.size[U(b)];
-    offset_[U(b)] = c.offset;
-    placed_[U(b)] = 1;
-    const size_t base_mark = base_trail_.size(), floor_mark = floor_trail_.size();
+    const Mark mark = Marks();
+    Place(b, c.offset);
     for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) {
-      remaining_[U(s)] -= in_.size[U(b)];
       floor_trail_.emplace_back(s, floor_[U(s)]);
       floor_[U(s)] = top;
     }
@@ -252,16 +296,7 @@ bool Searcher::Branch(const std::vector<int>& unplaced, Bytes last_offset, int l
              capacity_;
     }
     if (ok && Solve(rest, c.offset, c.rank)) return true;
-    for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] += in_.size[U(b)];
-    while (floor_trail_.size() > floor_mark) {
-      floor_[U(floor_trail_.back().first)] = floor_trail_.back().second;
-      floor_trail_.pop_back();
-    }
-    while (base_trail_.size() > base_mark) {
-      base_[U(base_trail_.back().first)] = base_trail_.back().second;
-      base_trail_.pop_back();
-    }
-    placed_[U(b)] = 0;
+    Rollback(mark);
     if (aborted_) return false;
   }
   return false;

@@ -27,6 +27,9 @@ struct Instance {
   std::vector<int> first;    // first section
   std::vector<int> last;     // one past the last section
   std::vector<Bytes> load;   // per section: summed sizes of the buffers covering it
+  // Per buffer: the previous (lower-indexed) free buffer of the same size, alignment and
+  // lifetime, or -1 (SearchParams::identical_buffers).
+  std::vector<int> twin;
   int num_sections = 0;
 };
 
@@ -54,9 +57,11 @@ class Searcher {
 
   // buffers: sorted by first section, positive sizes. On kFound, offsets[b] holds the offset of
   // every buffer b of the group. node_limit counts placements.
+  // candidate_branching: this run branches on candidates even if bottom_left is on
+  // (SearchParams::portfolio).
   SearchOutcome Run(std::span<const int> buffers, std::span<const int> rank, Bytes capacity,
                     std::int64_t node_limit, std::optional<Clock::time_point> deadline,
-                    std::vector<Bytes>& offsets);
+                    std::vector<Bytes>& offsets, bool candidate_branching = false);
   std::int64_t nodes() const { return nodes_; }  // of the last Run
 
  private:
@@ -68,6 +73,28 @@ class Searcher {
   bool Splits(const std::vector<int>& unplaced) const;  // into time-disjoint groups
   bool Solve(const std::vector<int>& unplaced, Bytes last_offset, int last_rank);
   bool Branch(const std::vector<int>& unplaced, Bytes last_offset, int last_rank);
+  // SearchParams::bottom_left (bottom_left.cpp): floor_[s] is then a height below which
+  // section s is settled (placed buffers covering it end at or below it, unplaced ones will
+  // start at or above it) and base_[b] the highest floor among b's sections.
+  bool BottomLeft(const std::vector<int>& unplaced);
+  // Raises section s's floor to value and the bases of the unplaced buffers covering it (their
+  // sections queued for the unallocated floor); false when the section no longer fits.
+  bool Raise(int s, Bytes value, const std::vector<int>& unplaced);
+  // The unallocated floor over the queued sections, raising until nothing changes.
+  bool Propagate(const std::vector<int>& unplaced);
+  void Queue(int b);  // b's sections, for Propagate
+  bool Aborting();    // node or time limit reached (sets aborted_)
+  // Everything a node changes is trailed, so that a node can undo what its subtree did.
+  struct Mark {
+    size_t placed, bases, floors;
+  };
+  Mark Marks() const { return {placed_trail_.size(), base_trail_.size(), floor_trail_.size()}; }
+  void Rollback(const Mark& mark);
+  void Place(int b, Bytes offset);  // offset_, placed_ and remaining_, trailed
+  bool Free(int b) const {          // a candidate under identical_buffers
+    const int t = in_.twin[static_cast<size_t>(b)];
+    return !params_.identical_buffers || t < 0 || placed_[static_cast<size_t>(t)];
+  }
   bool Overlap(int a, int b) const {
     return in_.first[static_cast<size_t>(a)] < in_.last[static_cast<size_t>(b)] &&
            in_.first[static_cast<size_t>(b)] < in_.last[static_cast<size_t>(a)];
@@ -88,10 +115,15 @@ class Searcher {
   std::vector<std::vector<int>> section_buffers_;  // for the unallocated floor
   std::vector<int> mark_;                          // per section: last node that touched it
   bool use_unallocated_floor_ = false;             // in this Run
+  bool use_bottom_left_ = false;                   // in this Run
   int epoch_ = 0;
   std::vector<std::pair<int, Bytes>> floor_trail_;
   std::vector<Bytes> offset_;                      // per buffer, once placed
   std::vector<std::pair<int, Bytes>> base_trail_;  // (buffer, previous base) to undo
+  std::vector<int> placed_trail_;                  // buffers in the order placed
+  std::vector<int> queue_;                         // sections for Propagate
+  std::vector<char> queued_;                       // per section
+  std::vector<int> count_;                         // per section: candidates resting there
 };
 
 }  // namespace roam::layout::detail

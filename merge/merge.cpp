@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "layout/layout.h"
+
 namespace roam {
 namespace {
 
@@ -23,9 +25,8 @@ std::vector<std::vector<int>> TimeNeighbours(std::span<const Interval> intervals
   const int n = static_cast<int>(intervals.size());
   std::vector<int> by_start(U(n));
   std::iota(by_start.begin(), by_start.end(), 0);
-  std::sort(by_start.begin(), by_start.end(), [&](int a, int b) {
-    return intervals[U(a)].start < intervals[U(b)].start;
-  });
+  std::sort(by_start.begin(), by_start.end(),
+            [&](int a, int b) { return intervals[U(a)].start < intervals[U(b)].start; });
   std::vector<std::vector<int>> nb(U(n));
   for (size_t i = 0; i < by_start.size(); ++i) {
     const int a = by_start[i];
@@ -51,6 +52,44 @@ Bytes LowestGap(std::vector<std::pair<Bytes, Bytes>>& occupied, Bytes size, Byte
     candidate = AlignUp(hi, alignment);
   }
   return candidate;
+}
+
+// The lifted buffers re-placed by the layout search, every buffer sharing a step with one of
+// them fixed at its stacked offset (the others cannot interfere), best-fit's reassignment as
+// the warm start. Empty when the search cannot be used (e.g. sizes or offsets that are not
+// multiples of the alignment) or finds nothing lower.
+std::vector<Bytes> SearchReassignment(std::span<const Interval> intervals,
+                                      const std::vector<std::vector<int>>& nb,
+                                      std::span<const int> lifted, std::span<const Bytes> stacked,
+                                      std::span<const Bytes> best_fit, Bytes alignment,
+                                      const MergeParams& params) {
+  const int n = static_cast<int>(intervals.size());
+  std::vector<int> local(U(n), -1), global;
+  for (int b : lifted) local[U(b)] = static_cast<int>(global.size()), global.push_back(b);
+  for (int b : lifted)
+    for (int o : nb[U(b)])
+      if (local[U(o)] < 0) local[U(o)] = static_cast<int>(global.size()), global.push_back(o);
+  std::vector<Interval> sub;
+  std::vector<Bytes> warm, fixed;
+  for (size_t k = 0; k < global.size(); ++k) {
+    const int b = global[k];
+    sub.push_back(intervals[U(b)]);
+    warm.push_back(best_fit[U(b)]);
+    fixed.push_back(k < lifted.size() ? -1 : stacked[U(b)]);
+  }
+  layout::LayoutParams lp;
+  lp.fixed_offsets = fixed;
+  lp.max_nodes = params.search_max_nodes;
+  lp.time_limit_s = params.search_time_limit_s;
+  try {
+    const layout::LayoutResult r = layout::SolveLayout(sub, alignment, lp, warm);
+    if (r.call != layout::LayoutCall::kOk || r.height >= r.warm_start_height) return {};
+    std::vector<Bytes> offsets(best_fit.begin(), best_fit.end());
+    for (size_t k = 0; k < lifted.size(); ++k) offsets[U(global[k])] = r.offsets[k];
+    return offsets;
+  } catch (const std::invalid_argument&) {
+    return {};  // not a problem the search takes (unaligned sizes or offsets): best-fit stands
+  }
 }
 
 }  // namespace
@@ -175,17 +214,32 @@ MergeResult MergeLayouts(std::span<const Interval> intervals, std::span<const Le
   std::vector<int> to_place;
   for (int b = 0; b < n; ++b)
     if (lifted[U(b)]) to_place.push_back(b);
+  const std::vector<Bytes> stacked = result.offsets;  // lifted ones still where they conflict
   std::sort(to_place.begin(), to_place.end(), [&](int a, int b) { return weight(a) > weight(b); });
   for (int b : to_place) {
     std::vector<std::pair<Bytes, Bytes>> occupied;
     for (int o : nb[U(b)])
-      if (!lifted[U(o)]) occupied.emplace_back(result.offsets[U(o)], result.offsets[U(o)] + intervals[U(o)].size);
+      if (!lifted[U(o)])
+        occupied.emplace_back(result.offsets[U(o)], result.offsets[U(o)] + intervals[U(o)].size);
     result.offsets[U(b)] = LowestGap(occupied, intervals[U(b)].size, 0, alignment);
     lifted[U(b)] = 0;
   }
   result.stats.reassigned = static_cast<int>(to_place.size());
+  std::vector<Bytes> searched;
+  if (params.search_reassignment && !to_place.empty())
+    searched =
+        SearchReassignment(intervals, nb, to_place, stacked, result.offsets, alignment, params);
   if (params.slide_down) SlideDown(intervals, result.offsets, alignment);
-  result.stats.height = LayoutHeight(intervals, result.offsets);
+  result.stats.height = result.stats.best_fit_height = LayoutHeight(intervals, result.offsets);
+  if (!searched.empty()) {
+    if (params.slide_down) SlideDown(intervals, searched, alignment);
+    const Bytes height = LayoutHeight(intervals, searched);
+    if (height < result.stats.height) {
+      result.offsets = std::move(searched);
+      result.stats.height = height;
+      result.stats.by_search = true;
+    }
+  }
   return result;
 }
 
@@ -198,7 +252,8 @@ void SlideDown(std::span<const Interval> intervals, std::vector<Bytes>& offsets,
                    [&](int a, int b) { return offsets[U(a)] < offsets[U(b)]; });
   for (int b : by_offset) {
     std::vector<std::pair<Bytes, Bytes>> occupied;
-    for (int o : nb[U(b)]) occupied.emplace_back(offsets[U(o)], offsets[U(o)] + intervals[U(o)].size);
+    for (int o : nb[U(b)])
+      occupied.emplace_back(offsets[U(o)], offsets[U(o)] + intervals[U(o)].size);
     const Bytes lowest = LowestGap(occupied, intervals[U(b)].size, 0, alignment);
     if (lowest < offsets[U(b)]) offsets[U(b)] = lowest;
   }

@@ -1,7 +1,8 @@
 // Merge: ROAM section IV-B/C. Joins the leaves' results into one plan: orders concatenated
 // (ROAM eq 3), layouts stacked with activations at the bottom (eq 9), address conflicts between
 // storages of different leaves resolved by re-placing the conflicting temporaries, then a pass
-// that slides buffers down where a gap allows. No solver: pure bookkeeping and greedy placement.
+// that slides buffers down where a gap allows. Bookkeeping and greedy placement, and the layout
+// search (layout/) for the conflicting temporaries; no other solver.
 //
 // In: the leaves' orders; the intervals of every planned storage under the concatenated order
 // (model.planned order) and, per leaf, the buffers it lays out with offsets relative to the
@@ -9,6 +10,7 @@
 // Out: one offset per interval, a valid layout (CheckLayout), and what the merge had to do.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -22,20 +24,30 @@ namespace roam {
 std::vector<OpId> ConcatenateOrders(std::span<const std::vector<OpId>> leaf_orders, int num_ops);
 
 struct LeafLayout {
-  std::vector<int> buffers;     // interval indices this leaf lays out
-  std::vector<Bytes> offsets;   // relative to the leaf's base, one per buffer
-  std::vector<char> activation; // per buffer: pinned at the bottom (ROAM eq 9)
+  std::vector<int> buffers;      // interval indices this leaf lays out
+  std::vector<Bytes> offsets;    // relative to the leaf's base, one per buffer
+  std::vector<char> activation;  // per buffer: pinned at the bottom (ROAM eq 9)
 };
 
 struct MergeParams {
   bool slide_down = true;  // after stacking and reassignment, move buffers down into gaps
+  // Re-place the conflicting temporaries with the layout search (layout/layout.h), every
+  // other buffer fixed where the stacking put it, starting from best-fit's reassignment; the
+  // lower of the two (after slide_down) is kept, so never worse than best-fit. false:
+  // best-fit only.
+  bool search_reassignment = true;
+  // Budget of that search: nodes (deterministic) and wall time (a safety net; 0: none).
+  std::int64_t search_max_nodes = 20'000;
+  double search_time_limit_s = 2.0;
 };
 
 struct MergeStats {
-  Bytes stacked_height = 0;  // after eq 9 stacking, before conflicts were resolved
-  int conflicts = 0;         // pairs of buffers from different leaves that overlapped
-  int reassigned = 0;        // temporaries moved to resolve them
-  Bytes height = 0;          // final
+  Bytes stacked_height = 0;   // after eq 9 stacking, before conflicts were resolved
+  int conflicts = 0;          // pairs of buffers from different leaves that overlapped
+  int reassigned = 0;         // temporaries moved to resolve them
+  Bytes best_fit_height = 0;  // final height had they been re-placed best-fit
+  bool by_search = false;     // the search's reassignment was kept (lower than best-fit's)
+  Bytes height = 0;           // final
 };
 
 struct MergeResult {

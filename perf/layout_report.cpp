@@ -6,6 +6,9 @@
 //     question at 1 MiB (MiniMalloc's mode) and as a minimisation. With CSV_DIR, each instance
 //     is also written there as a MiniMalloc CSV (tight-N-SEED.csv) for `roam layout` or
 //     MiniMalloc itself.
+//   roam_perf_layout suite [TIME_LIMIT_S] [CSV_DIR]
+//     The same cuts in multiples of 1 KiB, as in MiniMalloc's public suite (its instances A, B
+//     and K: sizes 1 KiB to 838 KiB, capacity 1 MiB, times on a 1,024-step grid).
 //   roam_perf_layout presets [TIME_LIMIT_S]
 //     Every preset config at batch 1 and 32: whole-graph lifetimes under the heuristic order
 //     (as `roam evaluate --order heuristic`), max-live, best-fit's height, and the search from
@@ -36,7 +39,7 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-void Tight(double limit, const std::string& csv_dir) {
+void Tight(double limit, const std::string& csv_dir, Bytes unit) {
   std::printf(
       "| buffers | seed | best-fit over optimum | fit at 1 MiB | nodes | minimise | nodes |\n");
   std::printf("|---:|---:|---:|---|---:|---|---:|\n");
@@ -44,21 +47,21 @@ void Tight(double limit, const std::string& csv_dir) {
   for (int n : {150, 200, 300, 450}) {
     for (int seed = 1; seed <= 3; ++seed) {
       std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
-      auto in = testing::PerfectPacking(rng, n, capacity, 1024, 32);
+      auto in = testing::PerfectPacking(rng, n, capacity, 1024, unit);
       if (!csv_dir.empty()) {
-        std::ofstream out(csv_dir + "/tight-" + std::to_string(n) + "-" + std::to_string(seed) +
-                          ".csv");
+        std::ofstream out(csv_dir + (unit == 32 ? "/tight-" : "/suite-") + std::to_string(n) + "-" +
+                          std::to_string(seed) + ".csv");
         out << "id,lower,upper,size\n";
         for (size_t i = 0; i < in.size(); ++i)
           out << i << ',' << in[i].start << ',' << in[i].end + 1 << ',' << in[i].size << '\n';
       }
-      const Bytes best_fit = LayoutHeight(in, PlaceBuffers("best-fit", in, 32));
+      const Bytes best_fit = LayoutHeight(in, PlaceBuffers("best-fit", in, unit));
       layout::LayoutParams params;
       params.time_limit_s = limit;
       params.capacity = capacity;
-      const layout::LayoutResult fit = layout::SolveLayout(in, 32, params);
+      const layout::LayoutResult fit = layout::SolveLayout(in, unit, params);
       params.capacity.reset();
-      const layout::LayoutResult min = layout::SolveLayout(in, 32, params);
+      const layout::LayoutResult min = layout::SolveLayout(in, unit, params);
       auto describe = [&](const layout::LayoutResult& r) {
         char text[128];
         if (r.height == capacity)
@@ -126,12 +129,12 @@ void Presets(double limit) {
 int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "tight";
   const double limit = argc > 2 ? std::atof(argv[2]) : 10.0;
-  if (what == "tight") {
-    roam::Tight(limit, argc > 3 ? argv[3] : "");
+  if (what == "tight" || what == "suite") {
+    roam::Tight(limit, argc > 3 ? argv[3] : "", what == "tight" ? 32 : 1024);
   } else if (what == "presets") {
     roam::Presets(limit);
   } else {
-    std::fprintf(stderr, "usage: roam_perf_layout tight|presets [TIME_LIMIT_S] [CSV_DIR]\n");
+    std::fprintf(stderr, "usage: roam_perf_layout tight|suite|presets [TIME_LIMIT_S] [CSV_DIR]\n");
     return 2;
   }
   return 0;

@@ -72,6 +72,53 @@ TEST(Merge, ReassignsConflictingTemporariesAndAlwaysReturnsAValidLayout) {
   }
 }
 
+// Random leaves with greedy stacked layouts of their own, so that stacking them conflicts.
+std::vector<LeafLayout> RandomLeaves(std::mt19937_64& rng, std::span<const Interval> iv) {
+  const int nl = 1 + static_cast<int>(rng() % 4);
+  std::vector<LeafLayout> leaves(static_cast<size_t>(nl));
+  for (int i = 0; i < static_cast<int>(iv.size()); ++i) {
+    LeafLayout& leaf = leaves[rng() % static_cast<size_t>(nl)];
+    leaf.buffers.push_back(i);
+    leaf.activation.push_back(rng() % 3 == 0);
+  }
+  for (LeafLayout& leaf : leaves) {
+    leaf.offsets.resize(leaf.buffers.size());
+    Bytes top = 0;
+    for (int pass = 1; pass >= 0; --pass)
+      for (size_t k = 0; k < leaf.buffers.size(); ++k)
+        if (leaf.activation[k] == pass) {
+          leaf.offsets[k] = top;
+          top += iv[static_cast<size_t>(leaf.buffers[k])].size;
+        }
+  }
+  return leaves;
+}
+
+TEST(Merge, TheSearchReassignsConflictsNeverWorseAndSometimesBetterThanBestFit) {
+  std::mt19937_64 rng(21);
+  int better = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = 4 + static_cast<int>(rng() % 16);
+    std::vector<Interval> iv;
+    for (int i = 0; i < n; ++i) {
+      const Step a = static_cast<Step>(rng() % 10), b = static_cast<Step>(rng() % 10);
+      iv.push_back({static_cast<Bytes>(8 * (1 + rng() % 12)), std::min(a, b), std::max(a, b)});
+    }
+    const std::vector<LeafLayout> leaves = RandomLeaves(rng, iv);
+    MergeParams best_fit;
+    best_fit.search_reassignment = false;
+    const MergeResult plain = MergeLayouts(iv, leaves, 8, best_fit);
+    const MergeResult searched = MergeLayouts(iv, leaves, 8);
+    ASSERT_EQ(CheckLayout(iv, searched.offsets, 8), "") << "trial " << trial;
+    EXPECT_EQ(searched.stats.height, LayoutHeight(iv, searched.offsets));
+    EXPECT_EQ(searched.stats.best_fit_height, plain.stats.height);
+    EXPECT_LE(searched.stats.height, plain.stats.height) << "trial " << trial;
+    EXPECT_EQ(searched.stats.by_search, searched.stats.height < plain.stats.height);
+    if (searched.stats.height < plain.stats.height) ++better;
+  }
+  EXPECT_GE(better, 1);  // the conflicts are not all easy for best-fit
+}
+
 TEST(Merge, SlideDownLowersAndNeverBreaksALayout) {
   std::vector<Interval> iv = {{64, 0, 3}, {64, 2, 5}, {64, 4, 7}};
   std::vector<Bytes> offsets = {0, 640, 1280};
