@@ -65,10 +65,10 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
   const auto budget = static_cast<Bytes>(static_cast<double>(reference) * ratio);
   remat::RematResult r = remat::PlanRemat(graph, budget, params);
   std::printf(
-      "| %s | %d | %.0f%% | %s | %s | %.1f%% | %.2f%% | %.2f |\n", graph.name.c_str(),
+      "| %s | %d | %.0f%% | %s | %s | %.1f%% | %.2f%% | %.2f | %s | %.2f%% |\n", graph.name.c_str(),
       graph.num_ops(), 100 * ratio, method.c_str(), r.feasible ? "yes" : "no",
       100.0 * static_cast<double>(r.plan.summary.actual_peak) / static_cast<double>(reference),
-      100 * r.compute_overhead, r.seconds);
+      100 * r.compute_overhead, r.seconds, r.status.c_str(), 100 * r.lower_bound);
   std::fflush(stdout);
 }
 
@@ -84,7 +84,8 @@ void Curve(const Graph& graph, bool rng_kept, Bytes alignment) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
-      "\nSweep of %s (%d ops), greedy: %zu points in %.1f s\n\n| ratio | peak / no-remat | overhead | "
+      "\nSweep of %s (%d ops), greedy: %zu points in %.1f s\n\n| ratio | peak / no-remat | "
+      "overhead | "
       "method |\n|---|---|---|---|\n",
       graph.name.c_str(), graph.num_ops(), points.size(), seconds);
   const Bytes reference = remat::NoRematPeak(graph, params);
@@ -100,21 +101,27 @@ void Curve(const Graph& graph, bool rng_kept, Bytes alignment) {
 
 int main(int argc, char** argv) {
   using namespace roam;
-  const bool rng_kept = argc > 1 && std::string(argv[1]) == "--rng-state-kept";
+  bool rng_kept = false, random_only = false;  // --random-only: the random layered graphs
+  for (int i = 1; i < argc; ++i) {
+    rng_kept = rng_kept || std::string(argv[i]) == "--rng-state-kept";
+    random_only = random_only || std::string(argv[i]) == "--random-only";
+  }
   std::printf(
-      "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds |\n"
-      "|---|---|---|---|---|---|---|---|\n");
+      "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds | status | "
+      "bound |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (int n : {100, 250, 500, 1000}) {
     Graph g = RandomLayered(n, static_cast<unsigned>(n));
     for (double ratio : {0.9, 0.8})
-      for (const char* m : {"greedy", "checkpoint", "best"}) Row(g, ratio, m, rng_kept, 1);
+      for (const char* m : {"greedy", "checkpoint", "best", "ilp"}) Row(g, ratio, m, rng_kept, 1);
   }
+  if (random_only) return 0;
   Graph resnet = FromConfig("resnet50.yaml", {"model.batch=32"});
   for (double ratio : {0.9, 0.8, 1.0 / 3})
-    for (const char* m : {"greedy", "checkpoint", "best"}) Row(resnet, ratio, m, rng_kept, 512);
+    for (const char* m : {"greedy", "checkpoint", "best", "ilp"})
+      Row(resnet, ratio, m, rng_kept, 512);
   Graph gpt = FromConfig("gpt2-xl.yaml");
   for (double ratio : {0.9, 0.8, 0.5})
-    for (const char* m : {"greedy", "checkpoint", "best"}) Row(gpt, ratio, m, rng_kept, 512);
+    for (const char* m : {"greedy", "checkpoint", "best", "ilp"}) Row(gpt, ratio, m, rng_kept, 512);
   Curve(gpt, rng_kept, 512);
   return 0;
 }

@@ -46,19 +46,25 @@ MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
     greedy_state = r.schedule;
     return r;
   };
+  // The exact method on graphs up to ilp_max_ops, warm-started from warm; above, warm.
+  auto exact = [&](MethodResult warm) {
+    if (graph.num_ops() > params.ilp_max_ops) return warm;
+    return detail::Exact(graph, start, budget, params, warm, params.time_limit_s);
+  };
   if (m == "greedy") return greedy();
   if (m == "checkpoint") return detail::Checkpoint(graph, start, budget, params);
+  if (m == "ilp") return exact(greedy());
   // "best"
   MethodResult best = greedy();
   MethodResult checkpoint = detail::Checkpoint(graph, start, budget, params);
   if (Better(checkpoint, best, budget)) best = std::move(checkpoint);
-  return best;
+  return exact(std::move(best));
 }
 
 }  // namespace
 
 std::span<const std::string_view> MethodNames() {
-  static constexpr std::array<std::string_view, 3> kNames = {"best", "greedy", "checkpoint"};
+  static constexpr std::array<std::string_view, 4> kNames = {"best", "greedy", "checkpoint", "ilp"};
   return kNames;
 }
 
@@ -120,7 +126,13 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
   result.feasible = best_actual <= budget;
   result.status = result.feasible ? best_method.status : "infeasible";
   if (result.feasible && best_method.status == "infeasible") result.status = "feasible";
-  result.lower_bound = best_method.lower_bound;
+  // What the exact method proved about a budget it could not meet stays visible.
+  if (!result.feasible && target == budget &&
+      (best_method.status == "infeasible-proven" || best_method.status == "time-limit"))
+    result.status = best_method.status;
+  result.solver = best_method.solver;
+  result.lower_bound =
+      result.original_cost > 0 ? best_method.lower_bound / result.original_cost : 0.0;
   result.method = best_method.method;
   result.recompute_cost = best_eval.recompute_cost;
   result.compute_overhead =
