@@ -149,7 +149,9 @@ struct Built {
   Columns cols;
 };
 
-Built BuildProblem(const Values& v, double budget, int max_computations) {
+// relax: every column continuous, the LP relaxation.
+Built BuildProblem(const Values& v, double budget, int max_computations, bool relax = false) {
+  const ilp::ColumnKind binary = relax ? ilp::ColumnKind::kContinuous : ilp::ColumnKind::kBinary;
   Built b;
   ilp::Problem& P = b.problem;
   Columns& c = b.cols;
@@ -158,11 +160,11 @@ Built BuildProblem(const Values& v, double budget, int max_computations) {
   for (int k = 0; k < v.n; ++k) {
     for (int t = k + 1; t <= v.horizon[U(k)]; ++t) {
       const double lo = v.output[U(k)] ? 1.0 : 0.0;
-      c.S[U(k)][t] = P.AddColumn(ilp::ColumnKind::kBinary, lo, 1.0);
+      c.S[U(k)][t] = P.AddColumn(binary, lo, 1.0);
     }
     if (max_computations > 1)
       for (int t = k + 1; t <= v.last_recompute[U(k)]; ++t)
-        c.R[U(k)][t] = P.AddColumn(ilp::ColumnKind::kBinary, 0.0, 1.0, v.cost[U(k)]);
+        c.R[U(k)][t] = P.AddColumn(binary, 0.0, 1.0, v.cost[U(k)]);
   }
   using Terms = std::vector<std::pair<int, double>>;
   for (int k = 0; k < v.n; ++k) {
@@ -234,7 +236,7 @@ Built BuildProblem(const Values& v, double budget, int max_computations) {
               later.push_back(rj);
           }
         if (read_by_original) continue;
-        const int f = P.AddColumn(ilp::ColumnKind::kBinary, 0.0, 1.0);
+        const int f = P.AddColumn(binary, 0.0, 1.0);
         c.frees.push_back({t, i, k, f});
         P.AddRow(Terms{{f, 1.0}, {rk, -1.0}}, -kInf, 0.0);
         if (int s = Columns::Get(c.S[U(i)], t + 1); s >= 0)
@@ -337,20 +339,71 @@ std::optional<std::vector<double>> Encode(const Values& v, const Columns& c, con
   return x;
 }
 
+// GLPK's branch-and-cut finds no integer point of this model in minutes on 100-op graphs, and
+// the greedy's schedule rarely has its shape, so the MILP gets a start rounded from its LP
+// relaxation: recompute (t, k) where the LP's R is at least theta (the C - 1 largest per op),
+// for a few theta; the cheapest schedule within budget by roam's own memory model.
+std::optional<MethodResult> RoundRelaxation(const Graph& graph, const Values& v, Bytes budget,
+                                            const RematParams& params, double time_limit_s) {
+  Built lp = BuildProblem(v, static_cast<double>(budget), params.ilp_max_computations, true);
+  ilp::SolveParams sp;
+  sp.time_limit_s = time_limit_s;
+  ilp::SolveResult s = lp.problem.Solve(sp);
+  if (!s.has_solution) return std::nullopt;
+  std::optional<MethodResult> best;
+  for (double theta : {0.5, 0.3, 0.15, 0.05, 1e-3}) {
+    std::vector<std::vector<char>> chosen(U(v.n));  // per stage: positions recomputed
+    for (auto& stage : chosen) stage.assign(U(v.n), 0);
+    for (int k = 0; k < v.n; ++k) {
+      std::vector<std::pair<double, int>> picks;
+      for (auto [t, col] : lp.cols.R[U(k)])
+        if (s.values[U(col)] >= theta) picks.emplace_back(s.values[U(col)], t);
+      std::sort(picks.rbegin(), picks.rend());
+      picks.resize(std::min(picks.size(), U(std::max(0, params.ilp_max_computations - 1))));
+      for (auto [value, t] : picks) chosen[U(t)][U(k)] = 1;
+    }
+    Schedule schedule;
+    for (int t = 0; t < v.n; ++t) {
+      for (int k = 0; k < t; ++k)
+        if (chosen[U(t)][U(k)]) schedule.push_back(v.op[U(k)]);
+      schedule.push_back(v.op[U(t)]);
+    }
+    if (!CheckSchedule(graph, schedule, params.rule).empty()) continue;
+    Evaluated e = Evaluate(graph, schedule, params);
+    if (e.peak > budget || (best && best->recompute_cost <= e.recompute_cost)) continue;
+    MethodResult r;
+    r.method = "ilp";
+    r.status = "feasible";
+    r.schedule = std::move(schedule);
+    r.peak = e.peak;
+    r.recompute_cost = e.recompute_cost;
+    best = std::move(r);
+  }
+  return best;
+}
+
 }  // namespace
 
 MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
                    const RematParams& params, const MethodResult& warm, double time_limit_s) {
+  const auto started = std::chrono::steady_clock::now();
   MethodResult result = warm;
   const Values v = BuildValues(graph, start, params);
+  if (time_limit_s > 0)
+    if (auto rounded = RoundRelaxation(graph, v, budget, params, time_limit_s / 4);
+        rounded && (result.peak > budget || rounded->recompute_cost < result.recompute_cost))
+      result = std::move(*rounded);
   Built b = BuildProblem(v, static_cast<double>(budget), params.ilp_max_computations);
   std::optional<std::vector<double>> incumbent;
-  if (warm.peak <= budget && !warm.schedule.empty()) {
-    incumbent = Encode(v, b.cols, b.problem, graph, warm.schedule);
+  if (result.peak <= budget && !result.schedule.empty()) {
+    incumbent = Encode(v, b.cols, b.problem, graph, result.schedule);
     if (incumbent && !b.problem.CheckFeasible(*incumbent).empty()) incumbent.reset();
   }
+  const MethodResult start_result = result;
   ilp::SolveParams sp;
-  sp.time_limit_s = std::max(0.0, time_limit_s);
+  sp.time_limit_s = std::max(
+      0.0, time_limit_s -
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   ilp::SolveResult s =
       incumbent ? b.problem.Solve(sp, std::span<const double>(*incumbent)) : b.problem.Solve(sp);
   result.solver = std::string(ilp::ToString(s.call));
@@ -385,7 +438,8 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
       Evaluated e = Evaluate(graph, schedule, params);
       // The MILP's memory is exact or above roam's (docs/remat.md), so this holds unless
       // GLPK's tolerances let a row slip; then the warm start stands.
-      if (e.peak <= budget && (warm.peak > budget || e.recompute_cost <= warm.recompute_cost)) {
+      if (e.peak <= budget &&
+          (start_result.peak > budget || e.recompute_cost <= start_result.recompute_cost)) {
         result.method = "ilp";
         result.schedule = std::move(schedule);
         result.peak = e.peak;
@@ -395,7 +449,10 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   }
   if (result.peak > budget && s.status == ilp::ModelStatus::kOptimal) result.status = "error";
   if (s.status == ilp::ModelStatus::kInfeasible && result.peak <= budget)
-    result.status = warm.status;
+    result.status = start_result.status;
+  // A schedule outside the MILP's space (the greedy's) beat its bound: no bound is known.
+  if (result.peak <= budget && result.lower_bound > result.recompute_cost + 1e-9)
+    result.lower_bound = 0;
   return result;
 }
 

@@ -37,8 +37,9 @@ bool Better(const MethodResult& a, const MethodResult& b, Bytes budget) {
 
 // greedy_state: where the greedy starts (empty: from start) and, on return, the schedule it
 // ended with, so that a lower budget continues from it (the sweep, the layout retries).
+// time_left: seconds the exact method may still take in this call of PlanRemat.
 MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
-                       const RematParams& params, Schedule& greedy_state) {
+                       const RematParams& params, Schedule& greedy_state, double time_left) {
   const std::string& m = params.method;
   auto greedy = [&] {
     MethodResult r =
@@ -49,7 +50,7 @@ MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
   // The exact method on graphs up to ilp_max_ops, warm-started from warm; above, warm.
   auto exact = [&](MethodResult warm) {
     if (graph.num_ops() > params.ilp_max_ops) return warm;
-    return detail::Exact(graph, start, budget, params, warm, params.time_limit_s);
+    return detail::Exact(graph, start, budget, params, warm, std::max(0.0, time_left));
   };
   if (m == "greedy") return greedy();
   if (m == "checkpoint") return detail::Checkpoint(graph, start, budget, params);
@@ -99,7 +100,8 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
   detail::Evaluated best_eval;
   MethodResult best_method;
   for (int attempt = 0; attempt <= params.layout_retries; ++attempt) {
-    MethodResult r = RunMethod(graph, start, target, params, greedy_state);
+    MethodResult r =
+        RunMethod(graph, start, target, params, greedy_state, params.time_limit_s - Since(started));
     detail::Evaluated e = detail::Evaluate(graph, r.schedule, params);
     auto intervals = PlannedIntervals(e.model, e.lifetimes);
     std::vector<Bytes> offsets = PlaceBuffers("best-fit", intervals, params.alignment);

@@ -93,7 +93,7 @@ std::span<const std::string_view> MethodNames();
 struct RematParams {
   std::string method = "best";
   Bytes alignment = kDefaultAlignment;
-  double time_limit_s = 60.0;  // for the exact method; the others are fast
+  double time_limit_s = 60.0;  // for the exact method, over all layout attempts; others are fast
   RecomputeRule rule;
   // Base order the no-remat peak and every method start from (baseline/orders.h names).
   std::string base_order = "heuristic";
