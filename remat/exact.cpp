@@ -149,8 +149,11 @@ struct Built {
   Columns cols;
 };
 
-// relax: every column continuous, the LP relaxation.
-Built BuildProblem(const Values& v, double budget, int max_computations, bool relax = false) {
+// relax: every column continuous, the LP relaxation. fix: R columns of stages outside
+// [free_from, free_to] fixed to its values (a neighbourhood of it). Columns are numbered the
+// same whatever the options, so solutions carry over.
+Built BuildProblem(const Values& v, double budget, int max_computations, bool relax = false,
+                   const std::vector<double>* fix = nullptr, int free_from = 0, int free_to = 0) {
   const ilp::ColumnKind binary = relax ? ilp::ColumnKind::kContinuous : ilp::ColumnKind::kBinary;
   Built b;
   ilp::Problem& P = b.problem;
@@ -162,9 +165,12 @@ Built BuildProblem(const Values& v, double budget, int max_computations, bool re
       const double lo = v.output[U(k)] ? 1.0 : 0.0;
       c.S[U(k)][t] = P.AddColumn(binary, lo, 1.0);
     }
-    if (max_computations > 1)
-      for (int t = k + 1; t <= v.last_recompute[U(k)]; ++t)
-        c.R[U(k)][t] = P.AddColumn(binary, 0.0, 1.0, v.cost[U(k)]);
+    if (max_computations <= 1) continue;
+    for (int t = k + 1; t <= v.last_recompute[U(k)]; ++t) {
+      const bool fixed = fix && (t < free_from || t > free_to);
+      const double x = fixed ? (*fix)[U(P.num_columns())] : 0.0;
+      c.R[U(k)][t] = P.AddColumn(binary, x, fixed ? x : 1.0, v.cost[U(k)]);
+    }
   }
   using Terms = std::vector<std::pair<int, double>>;
   for (int k = 0; k < v.n; ++k) {
@@ -398,6 +404,37 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   if (result.peak <= budget && !result.schedule.empty()) {
     incumbent = Encode(v, b.cols, b.problem, graph, result.schedule);
     if (incumbent && !b.problem.CheckFeasible(*incumbent).empty()) incumbent.reset();
+  }
+  // Large neighbourhood search: GLPK improves an incumbent of the whole MILP slowly, but
+  // solves it fast with the recomputations of all stages but a window fixed. Windows of
+  // ilp_window_stages stages, overlapping by half, sweep the base order until a sweep gains
+  // nothing or half the time is spent.
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  const int window = std::max(2, params.ilp_window_stages);
+  for (bool gained = incumbent.has_value(); gained && elapsed() < time_limit_s / 2;) {
+    gained = false;
+    for (int from = 0; from < v.n && elapsed() < time_limit_s / 2; from += window / 2) {
+      Built sub = BuildProblem(v, static_cast<double>(budget), params.ilp_max_computations, false,
+                               &*incumbent, from, from + window - 1);
+      ilp::SolveParams lp;
+      lp.time_limit_s = std::min(time_limit_s / 2 - elapsed(), params.ilp_window_time_limit_s);
+      ilp::SolveResult w = sub.problem.Solve(lp, std::span<const double>(*incumbent));
+      if (!w.has_solution || w.from_incumbent || w.call != ilp::CallOutcome::kOk) continue;
+      Schedule schedule = Decode(v, b.cols, w.values);
+      if (!CheckSchedule(graph, schedule, params.rule).empty()) continue;
+      Evaluated e = Evaluate(graph, schedule, params);
+      if (e.peak > budget || e.recompute_cost >= result.recompute_cost - 1e-9) continue;
+      if (!b.problem.CheckFeasible(w.values).empty()) continue;
+      incumbent = std::move(w.values);
+      result.method = "ilp";
+      result.status = "feasible";
+      result.schedule = std::move(schedule);
+      result.peak = e.peak;
+      result.recompute_cost = e.recompute_cost;
+      gained = true;
+    }
   }
   const MethodResult start_result = result;
   ilp::SolveParams sp;

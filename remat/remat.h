@@ -114,6 +114,10 @@ struct RematParams {
   int ilp_max_ops = 120;
   // At most this many computations of one op (MOCCASIN's C) in the exact method.
   int ilp_max_computations = 2;
+  // Exact method: stages per window of its neighbourhood search from the incumbent, and the
+  // seconds one window may take.
+  int ilp_window_stages = 24;
+  double ilp_window_time_limit_s = 5.0;
   // Layout tried on the rewritten graph, then llfb; if the arena still exceeds the budget,
   // the method is rerun with the budget lowered by the excess, at most this often.
   int layout_retries = 4;
