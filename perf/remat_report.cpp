@@ -156,14 +156,14 @@ int main(int argc, char** argv) {
   std::printf(
       "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds | status | "
       "bound |\n|---|---|---|---|---|---|---|---|---|---|\n");
-  for (int n : {100, 250, 500, 1000}) {
+  for (int n : {40, 100, 250, 500, 1000}) {
     Graph g = RandomLayered(n, static_cast<unsigned>(n));
     for (double ratio : {0.9, 0.8})
       for (const char* m : {"greedy", "checkpoint", "best"}) Row(g, ratio, m, rng_kept, 1);
     if (n <= 120)  // the exact method's default ilp_max_ops
       for (double ratio : {0.9, 0.8}) Row(g, ratio, "ilp", rng_kept, 1);
   }
-  for (int layers : {30, 50}) {
+  for (int layers : {12, 30, 50}) {
     Graph g = TrainingChain(layers, static_cast<unsigned>(layers));
     for (double ratio : {0.8, 0.5})
       for (const char* m : {"greedy", "checkpoint", "ilp"}) Row(g, ratio, m, rng_kept, 1);

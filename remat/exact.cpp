@@ -251,7 +251,8 @@ Built BuildProblem(const Values& v, double budget, int max_computations, bool re
         after.emplace_back(f, -v.keep[U(i)]);
       }
       // U after the event, as a column, so that rows stay short.
-      const int u = P.AddColumn(ilp::ColumnKind::kContinuous, -kInf, kInf);
+      const int u =
+          P.AddColumn(ilp::ColumnKind::kContinuous, 0.0, kInf);  // frees only what is held
       c.u.push_back({{t, k}, u});
       Terms def = after;
       def.emplace_back(u, -1.0);
