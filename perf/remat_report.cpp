@@ -2,7 +2,8 @@
 // peak reached and wall time of every remat method at budgets relative to the no-remat peak,
 // on generated training graphs and on MOCCASIN-style random layered graphs. Prints Markdown.
 //
-// Usage: roam_perf_remat [--rng-state-kept]
+// Usage: roam_perf_remat [--rng-state-kept] [--random-only]
+// (--random-only: the random layered graphs and the training chains, not ResNet-50 / GPT-2.)
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -51,6 +52,52 @@ Graph RandomLayered(int nodes, unsigned seed) {
   return g;
 }
 
+// A training step of a chain network in the style of Checkmate's linear graphs: `layers`
+// forward ops a_i = f(a_{i-1}), a loss, and a backward op per layer reading the incoming
+// gradient and the layer's input and output; output sizes in [10, 100], costs in [1, 100]
+// (backward twice the forward). One output per op, no views: the exact method's model is exact.
+Graph TrainingChain(int layers, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  Graph g;
+  g.name = "chain-" + std::to_string(layers);
+  auto op = [&](const char* name, Phase phase, double cost) {
+    g.ops.push_back(Op{static_cast<ExternalId>(g.ops.size()), name, phase, {}, {}});
+    g.op_costs.push_back(cost);
+    return static_cast<OpId>(g.ops.size() - 1);
+  };
+  auto tensor = [&](Bytes size, OpId producer) {
+    Tensor t;
+    t.ext_id = static_cast<ExternalId>(g.tensors.size());
+    t.size = size;
+    t.producer = producer;
+    g.tensors.push_back(t);
+    return static_cast<TensorId>(g.tensors.size() - 1);
+  };
+  auto read = [&](OpId o, TensorId t) { g.tensors[U(t)].consumers.push_back(o); };
+  std::vector<TensorId> acts;
+  std::vector<double> costs;
+  for (int i = 0; i < layers; ++i) {
+    costs.push_back(uni(1, 100));
+    OpId f = op("f", Phase::kForward, costs.back());
+    if (!acts.empty()) read(f, acts.back());
+    acts.push_back(tensor(uni(10, 100), f));
+  }
+  OpId loss = op("loss", Phase::kForward, 1);
+  read(loss, acts.back());
+  TensorId grad = tensor(10, loss);
+  for (int i = layers - 1; i >= 0; --i) {
+    OpId b = op("b", Phase::kBackward, 2 * costs[U(i)]);
+    read(b, grad);
+    read(b, acts[U(i)]);
+    if (i > 0) read(b, acts[U(i - 1)]);
+    grad = tensor(g.tensors[U(acts[U(i)])].size, b);
+  }
+  g.tensors[U(grad)].output = true;
+  Finalize(g, g.name);
+  return g;
+}
+
 Graph FromConfig(const std::string& name, const std::vector<std::string>& overrides = {}) {
   return gen::GenerateGraph(gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name, overrides));
 }
@@ -72,10 +119,10 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
   const auto budget = static_cast<Bytes>(static_cast<double>(reference) * ratio);
   remat::RematResult r = remat::PlanRemat(graph, budget, params);
   std::printf(
-      "| %s | %d | %.0f%% | %s | %s | %.1f%% | %.2f%% | %.2f |\n", graph.name.c_str(),
+      "| %s | %d | %.0f%% | %s | %s | %.1f%% | %.2f%% | %.2f | %s | %.2f%% |\n", graph.name.c_str(),
       graph.num_ops(), 100 * ratio, method.c_str(), r.feasible ? "yes" : "no",
       100.0 * static_cast<double>(r.plan.summary.actual_peak) / static_cast<double>(reference),
-      100 * r.compute_overhead, r.seconds);
+      100 * r.compute_overhead, r.seconds, r.status.c_str(), 100 * r.lower_bound);
   std::fflush(stdout);
 }
 
@@ -108,19 +155,31 @@ void Curve(const Graph& graph, bool rng_kept, Bytes alignment) {
 
 int main(int argc, char** argv) {
   using namespace roam;
-  const bool rng_kept = argc > 1 && std::string(argv[1]) == "--rng-state-kept";
+  bool rng_kept = false, random_only = false;  // --random-only: the random layered graphs
+  for (int i = 1; i < argc; ++i) {
+    rng_kept = rng_kept || std::string(argv[i]) == "--rng-state-kept";
+    random_only = random_only || std::string(argv[i]) == "--random-only";
+  }
   std::printf(
-      "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds |\n"
-      "|---|---|---|---|---|---|---|---|\n");
-  for (int n : {100, 250, 500, 1000}) {
+      "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds | status | "
+      "bound |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int n : {40, 100, 250, 500, 1000}) {
     Graph g = RandomLayered(n, static_cast<unsigned>(n));
     for (double ratio : {0.9, 0.8})
       for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "best"})
         Row(g, ratio, m, rng_kept, 1);
+    if (n <= 120)  // the exact method's default ilp_max_ops
+      for (double ratio : {0.9, 0.8}) Row(g, ratio, "ilp", rng_kept, 1);
   }
+  for (int layers : {12, 30, 50}) {
+    Graph g = TrainingChain(layers, static_cast<unsigned>(layers));
+    for (double ratio : {0.8, 0.5})
+      for (const char* m : {"greedy", "checkpoint", "ilp"}) Row(g, ratio, m, rng_kept, 1);
+  }
+  if (random_only) return 0;
   Graph resnet = FromConfig("resnet50.yaml", {"model.batch=32"});
   for (double ratio : {0.9, 0.8, 1.0 / 3})
-    for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "best"})
+    for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "best", "ilp"})
       Row(resnet, ratio, m, rng_kept, 512);
   Graph gpt = FromConfig("gpt2-xl.yaml");
   for (double ratio : {0.9, 0.8, 0.5})

@@ -31,6 +31,7 @@ struct MethodResult {
   double recompute_cost = 0;
   std::string status;      // "feasible", "optimal", "time-limit", "infeasible"
   double lower_bound = 0;  // on the recompute cost, when proven (else 0)
+  std::string solver;      // the exact method's solver call: "ok" or "error: ..."; else empty
 };
 
 // How the greedy evaluates a schedule: incrementally (GreedyState, what runs), or with a full
@@ -62,5 +63,13 @@ MethodResult Checkpoint(const Graph& graph, const Schedule& start, Bytes budget,
 std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& start,
                                             const RematParams& params);
 MethodResult PickCheckpoint(std::span<const MethodResult> options, Bytes budget);
+
+// MOCCASIN's retention intervals on the base order start, as a MILP solved by GLPK within
+// time_limit_s, warm-started from warm where warm fits the budget and has the MILP's shape.
+// Returns warm (its method kept) unless the MILP found a cheaper schedule within budget
+// (method "ilp"); status "optimal", "time-limit", "infeasible-proven" or "error" says what
+// the MILP proved, lower_bound is its bound on the recompute cost.
+MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
+                   const RematParams& params, const MethodResult& warm, double time_limit_s);
 
 }  // namespace roam::remat::detail

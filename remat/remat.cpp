@@ -44,8 +44,9 @@ struct Shared {
 
 // greedy_state: where the greedy starts (empty: from start) and, on return, the schedule it
 // ended with, so that a lower budget continues from it (the layout retries).
+// time_left: seconds the exact method may still take in this call of PlanRemat.
 MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
-                       const RematParams& params, Schedule& greedy_state,
+                       const RematParams& params, Schedule& greedy_state, double time_left,
                        const Shared& shared = {}) {
   const std::string& m = params.method;
   auto greedy = [&] {
@@ -60,19 +61,25 @@ MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
     return shared.checkpoint != nullptr ? detail::PickCheckpoint(*shared.checkpoint, budget)
                                         : detail::Checkpoint(graph, start, budget, params);
   };
+  // The exact method on graphs up to ilp_max_ops, warm-started from warm; above, warm.
+  auto exact = [&](MethodResult warm) {
+    if (graph.num_ops() > params.ilp_max_ops) return warm;
+    return detail::Exact(graph, start, budget, params, warm, std::max(0.0, time_left));
+  };
   if (m == "greedy") return greedy();
   if (m == "checkpoint") return checkpoint();
+  if (m == "ilp") return exact(greedy());
   // "best"
   MethodResult best = greedy();
   MethodResult other = checkpoint();
   if (Better(other, best, budget)) best = std::move(other);
-  return best;
+  return exact(std::move(best));
 }
 
 }  // namespace
 
 std::span<const std::string_view> MethodNames() {
-  static constexpr std::array<std::string_view, 3> kNames = {"best", "greedy", "checkpoint"};
+  static constexpr std::array<std::string_view, 4> kNames = {"best", "greedy", "checkpoint", "ilp"};
   return kNames;
 }
 
@@ -110,7 +117,8 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
   detail::Evaluated best_eval;
   MethodResult best_method;
   for (int attempt = 0; attempt <= params.layout_retries; ++attempt) {
-    MethodResult r = RunMethod(graph, start, target, params, greedy_state, shared);
+    MethodResult r = RunMethod(graph, start, target, params, greedy_state,
+                               params.time_limit_s - Since(started), shared);
     shared.greedy = nullptr;
     detail::Evaluated e = detail::Evaluate(graph, r.schedule, params);
     auto intervals = PlannedIntervals(e.model, e.lifetimes);
@@ -141,7 +149,13 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
   result.feasible = best_actual <= budget;
   result.status = result.feasible ? best_method.status : "infeasible";
   if (result.feasible && best_method.status == "infeasible") result.status = "feasible";
-  result.lower_bound = best_method.lower_bound;
+  // What the exact method proved about a budget it could not meet stays visible.
+  if (!result.feasible && target == budget &&
+      (best_method.status == "infeasible-proven" || best_method.status == "time-limit"))
+    result.status = best_method.status;
+  result.solver = best_method.solver;
+  result.lower_bound =
+      result.original_cost > 0 ? best_method.lower_bound / result.original_cost : 0.0;
   result.method = best_method.method;
   result.recompute_cost = best_eval.recompute_cost;
   result.compute_overhead =

@@ -85,13 +85,15 @@ std::string CheckFaithful(const Graph& graph, const Graph* original = nullptr);
 
 // ---- Methods ---------------------------------------------------------------------------
 
-// "greedy", "checkpoint" (Chen et al.'s sqrt(n) segments), "best" (the cheaper of the two).
+// "greedy", "checkpoint" (Chen et al.'s sqrt(n) segments), "ilp" (MOCCASIN's retention
+// intervals on the base order, solved by GLPK, warm-started from the greedy), "best" (the
+// cheapest of the three; the ilp only on graphs of at most ilp_max_ops ops).
 std::span<const std::string_view> MethodNames();
 
 struct RematParams {
   std::string method = "best";
   Bytes alignment = kDefaultAlignment;
-  double time_limit_s = 60.0;  // for the exact method; the others are fast
+  double time_limit_s = 60.0;  // for the exact method, over all layout attempts; others are fast
   RecomputeRule rule;
   // Base order the no-remat peak and every method start from (baseline/orders.h names).
   std::string base_order = "heuristic";
@@ -116,10 +118,14 @@ struct RematParams {
   int greedy_prune_attempts = 200;
   // Checkpoint: segment counts tried, from 1 up to this multiple of sqrt(forward ops).
   double checkpoint_max_segments_factor = 2.0;
-  // Exact method: graphs with more ops than this fall back to the greedy's answer.
+  // Exact method: graphs with more ops than this keep the warm start (the greedy's answer).
   int ilp_max_ops = 120;
   // At most this many computations of one op (MOCCASIN's C) in the exact method.
   int ilp_max_computations = 2;
+  // Exact method: stages per window of its neighbourhood search from the incumbent, and the
+  // seconds one window may take.
+  int ilp_window_stages = 24;
+  double ilp_window_time_limit_s = 5.0;
   // Layout tried on the rewritten graph, then llfb; if the arena still exceeds the budget,
   // the method is rerun with the budget lowered by the excess, at most this often.
   int layout_retries = 4;
@@ -137,8 +143,13 @@ struct RematResult {
   Bytes no_remat_peak = 0;  // theoretical peak of the base order without recomputation
   bool feasible = false;    // plan.summary.actual_peak <= budget
   std::string method;       // the method whose schedule was kept
-  std::string status;       // "optimal", "feasible", "time-limit", "infeasible", ...
-  double lower_bound = 0;   // on the compute overhead, when the method proves one (else 0)
+  // "optimal" (the ilp proved it, within its model), "feasible" (a heuristic's), "time-limit"
+  // (the ilp's best when time ran out; not feasible: nothing found in time),
+  // "infeasible-proven" (the ilp proved no schedule of its model fits), "infeasible", "error"
+  // (the ilp's solver failed; the heuristic's answer stands).
+  std::string status;
+  std::string solver;      // the ilp's solver call, "ok" or "error: ..." (empty: not run)
+  double lower_bound = 0;  // on the compute overhead, when the method proves one (else 0)
   double compute_overhead = 0;
   double original_cost = 0;
   double recompute_cost = 0;
