@@ -11,6 +11,7 @@
 #include "baseline/layouts.h"
 #include "baseline/orders.h"
 #include "core/error.h"
+#include "layout/layout.h"
 #include "remat/internal.h"
 
 namespace roam::remat {
@@ -129,6 +130,18 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
       if (Bytes h = LayoutHeight(intervals, other); h < actual) {
         actual = h;
         offsets = std::move(other);
+      }
+    }
+    if (actual > e.peak && params.layout_search_time_limit_s > 0) {
+      // The greedy layouts missed the theoretical peak: the search engine closes the gap
+      // that would otherwise cost a retry (a lower target, more recomputation).
+      layout::LayoutParams lp;
+      lp.time_limit_s = params.layout_search_time_limit_s;
+      const layout::LayoutResult l =
+          layout::SolveLayout(intervals, params.alignment, lp, std::span<const Bytes>(offsets));
+      if (l.call == layout::LayoutCall::kOk && l.height < actual) {
+        actual = l.height;
+        offsets = l.offsets;
       }
     }
     const Bytes best_eval_peak = e.peak;

@@ -129,6 +129,9 @@ struct RematParams {
   // Layout tried on the rewritten graph, then llfb; if the arena still exceeds the budget,
   // the method is rerun with the budget lowered by the excess, at most this often.
   int layout_retries = 4;
+  // Seconds of layout search (layout/layout.h) per attempt when best-fit and llfb both miss
+  // the schedule's theoretical peak; 0: none.
+  double layout_search_time_limit_s = 1.0;
 };
 
 // One point of the memory/compute trade-off.
