@@ -104,7 +104,7 @@ const std::vector<std::string> kPartitionKeys = {"node_limit", "alpha", "delay_r
                                                  "update_placement"};
 const std::vector<std::string> kLeafOrderKeys = {"enabled", "time_limit"};
 const std::vector<std::string> kLeafLayoutKeys = {"enabled", "engine", "time_limit",
-                                                  "max_storages"};
+                                                  "max_storages", "bottom_left"};
 const std::vector<std::string> kFinalLayoutKeys = {"enabled", "time_limit"};
 // Flat planner keys of earlier configs, and where they live now.
 const std::vector<std::pair<std::string, std::string>> kMovedPlannerKeys = {
@@ -454,6 +454,7 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
       for (auto jt = sec.begin(); jt != sec.end(); ++jt) {
         const std::string k = jt->first.Scalar(), at = path + "." + k;
         if (k == "enabled") p.leaf_layout.enabled = r.Bool(jt->second, at);
+        if (k == "bottom_left") p.leaf_layout.bottom_left = r.Bool(jt->second, at);
         if (k == "time_limit") p.leaf_layout.time_limit = non_negative(jt->second, at);
         if (k == "max_storages")
           p.leaf_layout.max_storages = static_cast<int>(r.Integer(jt->second, at, 0));

@@ -471,6 +471,7 @@ class Run {
       layout::LayoutParams p;
       p.pinned_bottom = pinned;
       p.time_limit_s = limit;
+      p.search.bottom_left = params_.leaf_layout.bottom_left;
       layout::LayoutResult r =
           layout::SolveLayout(local, params_.alignment, p, std::span<const Bytes>(greedy));
       const bool improved = r.height < LayoutHeight(local, greedy);

@@ -45,6 +45,11 @@ struct LeafLayoutParams {
   // Leaves owning more storages than this keep the greedy layout (the ILP has a binary per
   // pair of time-overlapping buffers; the search is cheap per leaf at this size).
   int max_storages = 200;
+  // The search's bottom-left branching (layout/layout.h, SearchParams::bottom_left) for leaf
+  // layouts. Off: on leaves, whose activations are pinned and whose sections have slack, it
+  // only slowed the search down (GPT-2 XL at batch 32: 15.7 s against 2.1 s end to end, the
+  // same plan; perf/RESULTS.md, "Optimizer"). It pays on tight packings, not here.
+  bool bottom_left = false;
 };
 
 // One last layout of all planned storages under the final order, by the search engine, warm

@@ -55,7 +55,7 @@ planner:
   bound_shortcut: false
   partition: {node_limit: 100, alpha: 3, delay_radius: 0.5, update_placement: at-end}
   leaf_order: {enabled: false, time_limit: 2.5}
-  leaf_layout: {time_limit: 1.5, max_storages: 9}
+  leaf_layout: {time_limit: 1.5, max_storages: 9, bottom_left: true}
 )",
                          "c.yaml");
   EXPECT_EQ(c.model.n_layer, 2);
@@ -78,6 +78,7 @@ planner:
   EXPECT_TRUE(c.planner.leaf_layout.enabled);
   EXPECT_DOUBLE_EQ(c.planner.leaf_layout.time_limit, 1.5);
   EXPECT_EQ(c.planner.leaf_layout.max_storages, 9);
+  EXPECT_TRUE(c.planner.leaf_layout.bottom_left);
 }
 
 TEST(Config, AdamwDefaultsToTorchsWeightDecay) {
