@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 
 #include "batch/batch.h"
 #include "core/error.h"
+#include "gen/config.h"
 #include "tests/support/run_command.h"
 #include "tests/support/test_data.h"
 
@@ -83,6 +85,28 @@ TEST_F(SweepTest, ErrorsNameTheFileAndTheField) {
   EXPECT_NE(error("inputs: a.yaml\ngrid: {model.batch: []}\n").find("must not be empty"),
             std::string::npos);
   EXPECT_NE(error("inputs: [a.yaml\n").find("YAML syntax error"), std::string::npos);
+}
+
+// Every sweep shipped in perf/sweeps/ parses, names inputs that exist and expands to runs
+// whose configs (with the sweep's overrides) load: a stale key fails here, not hours into a run.
+TEST(ShippedSweeps, EveryOneLoadsAndEveryRunsConfigIsValid) {
+  const std::filesystem::path dir = std::filesystem::path(ROAM_CONFIGS_DIR) / "../perf/sweeps";
+  int sweeps = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++sweeps;
+    const Sweep sweep = LoadSweep(entry.path().string());
+    const std::vector<RunSpec> runs = ExpandSweep(sweep);
+    EXPECT_FALSE(runs.empty()) << entry.path();
+    for (const RunSpec& run : runs) {
+      ASSERT_TRUE(std::filesystem::exists(run.input)) << entry.path() << ": " << run.input;
+      if (run.input.ends_with(".yaml")) {
+        EXPECT_NO_THROW(gen::LoadConfig(run.input, run.overrides))
+            << entry.path() << ": " << run.key;
+      }
+    }
+  }
+  EXPECT_GE(sweeps, 5);
 }
 
 TEST(ShardTest, ParsesIOfN) {
