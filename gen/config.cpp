@@ -105,7 +105,7 @@ const std::vector<std::string> kPartitionKeys = {"node_limit", "alpha", "delay_r
 const std::vector<std::string> kLeafOrderKeys = {"enabled", "time_limit"};
 const std::vector<std::string> kLeafLayoutKeys = {"enabled", "engine", "time_limit",
                                                   "max_storages", "bottom_left"};
-const std::vector<std::string> kFinalLayoutKeys = {"enabled", "time_limit"};
+const std::vector<std::string> kFinalLayoutKeys = {"enabled", "time_limit", "bottom_left"};
 // Flat planner keys of earlier configs, and where they live now.
 const std::vector<std::pair<std::string, std::string>> kMovedPlannerKeys = {
     {"node_limit", "planner.partition.node_limit"},
@@ -470,6 +470,7 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
       for (auto jt = sec.begin(); jt != sec.end(); ++jt) {
         const std::string k = jt->first.Scalar(), at = path + "." + k;
         if (k == "enabled") p.final_layout.enabled = r.Bool(jt->second, at);
+        if (k == "bottom_left") p.final_layout.bottom_left = r.Bool(jt->second, at);
         if (k == "time_limit") p.final_layout.time_limit = non_negative(jt->second, at);
       }
     }

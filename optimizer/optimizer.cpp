@@ -224,6 +224,7 @@ class Run {
     Report("whole-graph layout", 0, 0);
     layout::LayoutParams p;
     p.time_limit_s = limit;
+    p.search.bottom_left = params_.final_layout.bottom_left;
     layout::LayoutResult r =
         layout::SolveLayout(intervals, params_.alignment, p, std::span<const Bytes>(offsets));
     if (r.height >= LayoutHeight(intervals, offsets)) return;

@@ -26,9 +26,13 @@ inline bool ParseOptimizeMode(std::string_view text, OptimizeMode* mode) {
 // The order ILP on each leaf (ilp/order_ilp.h).
 struct LeafOrderParams {
   bool enabled = true;
-  // Seconds GLPK may spend on one leaf. 2.5: every leaf GLPK closed took at most 2.2 s, and it
-  // closes no 100-op window in 20 s (perf/RESULTS.md, "ILP"); longer only delays the plan.
-  double time_limit = 2.5;
+  // Seconds GLPK may spend on one leaf. 2: in the ILP benchmarks every leaf GLPK closed took
+  // at most 2.2 s on a loaded machine and it closes no 100-op window in 20 s (perf/RESULTS.md,
+  // "ILP"); on the presets every leaf it closes closes well within 2 s (ViT-B/16, VGG-11 and
+  // MobileNetV2 give the same plans and labels at 2 and 2.5 s), and longer only delays the
+  // plan: ViT-B/16 at batch 1 runs its 4 unclosable peak leaves in two rounds (4.3 s against
+  // 5.3 s end to end at 2.5).
+  double time_limit = 2.0;
 };
 
 // The layout of the storages each leaf owns (ROAM's rule, partition/partition.h), activations
@@ -59,6 +63,10 @@ struct FinalLayoutParams {
   // 5 s: every preset's whole-graph lifetimes reached max-live within 1 s but GPT-2 XL at
   // batch 1 (perf/RESULTS.md, "Layout search").
   double time_limit = 5.0;
+  // The search's bottom-left branching in this pass. Off: every preset's whole-graph layout
+  // reached max-live without it, and with it the pass took 1 s instead of 0.07 s on ViT-B/16
+  // at batch 1 (perf/RESULTS.md, "Optimizer").
+  bool bottom_left = false;
 };
 
 struct OptimizerParams {

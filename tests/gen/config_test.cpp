@@ -56,6 +56,7 @@ planner:
   partition: {node_limit: 100, alpha: 3, delay_radius: 0.5, update_placement: at-end}
   leaf_order: {enabled: false, time_limit: 2.5}
   leaf_layout: {time_limit: 1.5, max_storages: 9, bottom_left: true}
+  final_layout: {bottom_left: true}
 )",
                          "c.yaml");
   EXPECT_EQ(c.model.n_layer, 2);
@@ -79,6 +80,7 @@ planner:
   EXPECT_DOUBLE_EQ(c.planner.leaf_layout.time_limit, 1.5);
   EXPECT_EQ(c.planner.leaf_layout.max_storages, 9);
   EXPECT_TRUE(c.planner.leaf_layout.bottom_left);
+  EXPECT_TRUE(c.planner.final_layout.bottom_left);
 }
 
 TEST(Config, AdamwDefaultsToTorchsWeightDecay) {
