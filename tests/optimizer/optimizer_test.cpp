@@ -29,6 +29,22 @@ Graph Preset(const std::string& name, std::vector<std::string> overrides = {}) {
   return gen::GenerateGraph(gen::LoadConfig(kConfigs + "/" + name, overrides));
 }
 
+// A one-layer GPT small enough that, with every leaf sent to GLPK, each is solved to
+// optimality in well under the leaf limit.
+Graph SmallGpt() {
+  return Preset("gpt2-small.yaml", {"model.n_layer=1", "model.seq_len=32", "model.n_embd=64",
+                                    "model.n_head=2", "model.vocab=256"});
+}
+
+OptimizerParams EveryLeafToTheSolver() {
+  OptimizerParams params;
+  params.bound_shortcut = false;
+  params.partition.node_limit = 12;
+  params.leaf_order.time_limit = 30;
+  params.time_limit = 0;
+  return params;
+}
+
 // The best baseline plan: every baseline order with every baseline layout.
 Bytes BestBaselineTotal(const Graph& graph, Bytes alignment) {
   const MemoryModel model = BuildMemoryModel(graph, alignment);
@@ -105,14 +121,8 @@ TEST(Optimizer, ResnetAtBatchOneReachesTheCertifiedBound) {
 // With the bound shortcut off every leaf of more than one op goes to the solver; when each is
 // solved to optimality the plan is the same at 1 and 2 threads.
 TEST(Optimizer, TheSamePlanAtOneAndTwoThreadsWhenEveryLeafIsSolvedToOptimality) {
-  const Graph graph =
-      Preset("gpt2-small.yaml", {"model.n_layer=1", "model.seq_len=32", "model.n_embd=64",
-                                 "model.n_head=2", "model.vocab=256"});
-  OptimizerParams params;
-  params.bound_shortcut = false;
-  params.partition.node_limit = 12;
-  params.leaf_order.time_limit = 30;
-  params.time_limit = 0;
+  const Graph graph = SmallGpt();
+  OptimizerParams params = EveryLeafToTheSolver();
   params.threads = 1;
   const OptimizeResult one = Optimize(graph, params);
   params.threads = 2;
@@ -144,14 +154,8 @@ TEST(Optimizer, LeavesThatRunOutOfTimeStillGiveAValidPlan) {
 // bogus answer into the plan: that leaf keeps its warm start, the others are still solved, and
 // the summary says which leaf failed.
 TEST(Optimizer, AGlpkErrorInOneLeafKeepsItsWarmStartAndTheRestIsSolved) {
-  const Graph graph =
-      Preset("gpt2-small.yaml", {"model.n_layer=1", "model.seq_len=32", "model.n_embd=64",
-                                 "model.n_head=2", "model.vocab=256"});
-  OptimizerParams params;
-  params.bound_shortcut = false;
-  params.partition.node_limit = 12;
-  params.leaf_order.time_limit = 30;
-  params.time_limit = 0;
+  const Graph graph = SmallGpt();
+  OptimizerParams params = EveryLeafToTheSolver();
   params.threads = 2;
   std::atomic<int> calls{0};
   RunControl control;
