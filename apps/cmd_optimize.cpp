@@ -3,7 +3,9 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -18,10 +20,25 @@ namespace {
 constexpr int kInterrupted = 130;  // 128 + SIGINT, as shells report it
 
 std::atomic<bool> g_stop{false};
+std::atomic<std::int64_t> g_first_interrupt_ns{0};
+static_assert(std::atomic<std::int64_t>::is_always_lock_free, "used in a signal handler");
 
-// First Ctrl-C: ask the optimizer to stop and write what it has. Second: leave at once.
+// A repeat this soon after the first is the same request delivered twice: `timeout` and other
+// supervisors signal the child and then its whole process group.
+constexpr std::int64_t kSameInterruptNs = 1'000'000'000;
+
+// First Ctrl-C: ask the optimizer to stop and write what it has. A second, later one: leave at
+// once. Only async-signal-safe calls here (clock_gettime, _exit, lock-free atomics).
 extern "C" void OnInterrupt(int) {
-  if (g_stop.exchange(true)) _exit(kInterrupted);
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const std::int64_t ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+  std::int64_t first = 0;
+  if (g_first_interrupt_ns.compare_exchange_strong(first, ns)) {
+    g_stop = true;
+    return;
+  }
+  if (ns - first >= kSameInterruptNs) _exit(kInterrupted);
 }
 
 struct OptimizeOptions {
@@ -88,6 +105,7 @@ int RunOptimize(const OptimizeOptions& options) {
   // From the start, so that a Ctrl-C while the input loads also ends in the best plan (the
   // start plan, made at once) rather than in a kill.
   g_stop = false;
+  g_first_interrupt_ns = 0;
   struct sigaction action = {}, previous = {};
   action.sa_handler = OnInterrupt;
   sigemptyset(&action.sa_mask);

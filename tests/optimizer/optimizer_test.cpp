@@ -284,35 +284,53 @@ TEST_F(OptimizeCli, TextSummaryShowsEveryPlanSideBySide) {
 }
 
 // The run takes minutes uninterrupted (every leaf sent, 60 s each); the interrupt comes after
-// 3 s, by when even a loaded machine is solving.
+// 3 s, by when even a loaded machine is solving. `timeout` signals the child and then its
+// whole process group, so the run sees two SIGINTs a moment apart: they are one request.
+const std::vector<std::string> kLongVitRun = {"optimize",
+                                              kConfigs + "/vit-b16.yaml",
+                                              "--set",
+                                              "model.batch=1",
+                                              "--set",
+                                              "model.n_layer=2",
+                                              "--set",
+                                              "model.image_size=64",
+                                              "--leaf-time-limit",
+                                              "60",
+                                              "--time-limit",
+                                              "0",
+                                              "--set",
+                                              "planner.bound_shortcut=false"};
+
 TEST_F(OptimizeCli, AnInterruptWritesTheBestPlanAndExits130) {
   const std::string plan = Path("p.json");
   auto g = testing::RunRoam({"export-graph", kConfigs + "/vit-b16.yaml", "--set", "model.batch=1",
                              "--set", "model.n_layer=2", "--set", "model.image_size=64", "-o",
                              Path("g.json")});
   ASSERT_EQ(g.exit_code, 0) << g.err;
-  auto r = testing::RunCommand("timeout", {"--preserve-status",
-                                           "--signal=INT",
-                                           "3",
-                                           ROAM_BINARY_FOR_TESTS,
-                                           "optimize",
-                                           kConfigs + "/vit-b16.yaml",
-                                           "--set",
-                                           "model.batch=1",
-                                           "--set",
-                                           "model.n_layer=2",
-                                           "--set",
-                                           "model.image_size=64",
-                                           "--leaf-time-limit",
-                                           "60",
-                                           "--time-limit",
-                                           "0",
-                                           "--set",
-                                           "planner.bound_shortcut=false",
-                                           "-o",
-                                           plan});
+  std::vector<std::string> args = {"--preserve-status", "--signal=INT", "3", ROAM_BINARY_FOR_TESTS};
+  args.insert(args.end(), kLongVitRun.begin(), kLongVitRun.end());
+  args.insert(args.end(), {"-o", plan});
+  auto r = testing::RunCommand("timeout", args);
   EXPECT_EQ(r.exit_code, 130) << r.out << r.err;
   EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+  auto v = testing::RunRoam({"validate", Path("g.json"), plan});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+// Two SIGINTs back to back, as a supervisor that signals the process and then its group sends
+// them: one request, so the plan is still written.
+TEST_F(OptimizeCli, TwoInterruptsAMomentApartAreOneRequest) {
+  const std::string plan = Path("p.json");
+  std::string command = std::string("\"") + ROAM_BINARY_FOR_TESTS + "\"";
+  for (const std::string& a : kLongVitRun) command += " '" + a + "'";
+  command += " -o '" + plan + "' & pid=$!; sleep 3; kill -INT $pid; kill -INT $pid; wait $pid";
+  auto r = testing::RunCommand("bash", {"-c", command});
+  EXPECT_EQ(r.exit_code, 130) << r.out << r.err;
+  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+  auto g = testing::RunRoam({"export-graph", kConfigs + "/vit-b16.yaml", "--set", "model.batch=1",
+                             "--set", "model.n_layer=2", "--set", "model.image_size=64", "-o",
+                             Path("g.json")});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
   auto v = testing::RunRoam({"validate", Path("g.json"), plan});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
