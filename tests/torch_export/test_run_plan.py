@@ -51,6 +51,17 @@ training:
 """
 
 
+def export_tiny_gpt(directory):
+    """Writes GPT_CONFIG into `directory` and exports its graph: (config path, graph path)."""
+    config = os.path.join(directory, "tiny-gpt.yaml")
+    with open(config, "w", encoding="utf-8") as f:
+        f.write(GPT_CONFIG)
+    graph = os.path.join(directory, "graph.json")
+    r = s.run_export_main(["--config", config, "-o", graph])
+    assert r.returncode == 0, r.stderr
+    return config, graph
+
+
 def make_plan(directory, graph_path, command, name):
     plan = os.path.join(directory, name)
     r = s.run_roam([command[0], graph_path, *command[1:], "-o", plan])
@@ -312,12 +323,7 @@ class CommandLine(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="roam-run-plan-cli-")
         d = cls.tmp.name
-        cls.config = os.path.join(d, "tiny-gpt.yaml")
-        with open(cls.config, "w", encoding="utf-8") as f:
-            f.write(GPT_CONFIG)
-        cls.graph = os.path.join(d, "graph.json")
-        r = s.run_export_main(["--config", cls.config, "-o", cls.graph])
-        assert r.returncode == 0, r.stderr
+        cls.config, cls.graph = export_tiny_gpt(d)
         cls.plan = make_plan(d, cls.graph, ["evaluate", "--order", "lescea", "--layout",
                                             "best-fit"], "plan.json")
         cls.graph3 = os.path.join(d, "graph-b3.json")

@@ -13,7 +13,7 @@ import support as s
 from roam_torch import arena, plan_io, planned
 from roam_torch.gpt2 import GPT2Config
 from roam_torch.spec import OptimizerSpec, StepSpec
-from test_run_plan import GPT_CONFIG, load, run_plan_main
+from test_run_plan import export_tiny_gpt, load, run_plan_main
 
 STEPS = 2
 RATIO = "0.7"  # of the no-remat peak: low enough that every model here recomputes something
@@ -187,12 +187,7 @@ class CommandLine(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="roam-run-remat-cli-")
         d = cls.tmp.name
-        cls.config = os.path.join(d, "tiny-gpt.yaml")
-        with open(cls.config, "w", encoding="utf-8") as f:
-            f.write(GPT_CONFIG)
-        cls.graph = os.path.join(d, "graph.json")
-        r = s.run_export_main(["--config", cls.config, "-o", cls.graph])
-        assert r.returncode == 0, r.stderr
+        cls.config, cls.graph = export_tiny_gpt(d)
         cls.rw, cls.plan = remat(d, cls.graph, "remat")
 
     @classmethod
