@@ -158,6 +158,7 @@ int RunOptimize(const OptimizeOptions& options) {
                                    {"proved_optimal", c.proved_optimal},
                                    {"time_limited", c.time_limited},
                                    {"skipped_by_bound", c.skipped_by_bound},
+                                   {"single_op", c.single_op},
                                    {"not_started", c.not_started},
                                    {"solver_errors", c.solver_errors},
                                    {"layouts_solved", c.layouts_solved}};
@@ -166,6 +167,7 @@ int RunOptimize(const OptimizeOptions& options) {
     t << c.total << " total, " << c.sent_to_solver << " sent to a solver, " << c.proved_optimal
       << " proved optimal, " << c.time_limited << " time-limited, " << c.skipped_by_bound
       << " skipped (cannot lower the peak)";
+    if (c.single_op > 0) t << ", " << c.single_op << " single-op (nothing to order)";
     if (c.not_started > 0) t << ", " << c.not_started << " not started (time)";
     if (c.solver_errors > 0) t << ", " << c.solver_errors << " solver errors (warm start kept)";
     extra.push_back({"leaves", t.str(), leaves.dump()});

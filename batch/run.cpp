@@ -69,6 +69,7 @@ std::vector<std::pair<std::string, std::string>> OptimizerFigures(const Optimize
   add("leaves_proved_optimal", std::to_string(c.proved_optimal));
   add("leaves_time_limited", std::to_string(c.time_limited));
   add("leaves_skipped_by_bound", std::to_string(c.skipped_by_bound));
+  add("leaves_single_op", std::to_string(c.single_op));
   add("leaves_not_started", std::to_string(c.not_started));
   add("leaves_solver_errors", std::to_string(c.solver_errors));
   add("leaf_layouts_solved", std::to_string(c.layouts_solved));

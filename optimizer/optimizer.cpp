@@ -366,7 +366,9 @@ class Run {
       const bool can_gain = slot.warm_peak > forced_.bound && slot.warm_peak > slot.forced;
       slot.sent = params_.leaf_order.enabled && leaf.ops.size() > 1 &&
                   (!params_.bound_shortcut || (!order_proven && can_gain));
-      if (params_.leaf_order.enabled && !slot.sent && leaf.ops.size() > 1)
+      if (leaf.ops.size() <= 1)
+        ++result_.leaves.single_op;
+      else if (params_.leaf_order.enabled && !slot.sent)
         ++result_.leaves.skipped_by_bound;
     }
     FanOut("leaf orders", nl, [&](int l) { SolveLeafOrder(tree.leaves[U(l)], slots[U(l)]); });
@@ -387,6 +389,10 @@ class Run {
           slot.status == ilp::ModelStatus::kNoSolutionTimeLimit)
         ++counts.time_limited;
     }
+    if (params_.leaf_order.enabled &&
+        counts.sent_to_solver + counts.skipped_by_bound + counts.not_started + counts.single_op !=
+            counts.total)
+      throw std::logic_error("optimizer: the leaf counts do not add up to the leaves");
     for (int l = 0; l < nl; ++l)
       if (slots[U(l)].solver_error)
         result_.notes.push_back("leaf " + std::to_string(l) + ": the order solver failed (" +

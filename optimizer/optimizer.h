@@ -38,6 +38,7 @@ struct LeafCounts {
   int proved_optimal = 0;   // the solver proved the leaf's order optimal
   int time_limited = 0;     // the solver ran out of time
   int skipped_by_bound = 0; // could not lower the whole graph's peak (bound shortcut)
+  int single_op = 0;        // one op: nothing to order
   int not_started = 0;      // the run's time limit or an interrupt came first
   int solver_errors = 0;    // the solver failed (a GLPK error); the leaf keeps its warm start
   int layouts_solved = 0;   // leaf layouts handed to the layout ILP

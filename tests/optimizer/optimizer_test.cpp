@@ -74,6 +74,12 @@ void ExpectTruthful(const Graph& graph, const OptimizeResult& r) {
   }
   EXPECT_LE(s.total_peak, r.baselines[1].summary.total_peak);
   EXPECT_LE(s.total_peak, r.baselines[0].summary.total_peak);
+  if (r.mode == OptimizeMode::kRoam) {
+    const LeafCounts& c = r.leaves;
+    EXPECT_EQ(c.sent_to_solver + c.skipped_by_bound + c.not_started + c.single_op, c.total)
+        << "every leaf is sent, skipped, not started or a single op";
+    EXPECT_LE(c.proved_optimal + c.time_limited + c.solver_errors, c.sent_to_solver);
+  }
 }
 
 // Every preset, small enough to run quickly: a valid plan, never worse than the best baseline
