@@ -148,6 +148,8 @@ struct Walker {
       seen[U(o)] = 1;
       for (TensorId t : op.outputs) {
         const Tensor& orig = g.tensors[U(t)];
+        // Readers of the statistics keep reading the original's update.
+        if (copy && IsSkippedStateUpdate(g, o, t, rule)) continue;
         TensorId made = t;
         if (copy) {
           Tensor c;
@@ -226,6 +228,24 @@ bool IsRandom(std::string_view name) {
   return false;
 }
 
+namespace {
+// Ops whose only write is a state update their other outputs do not depend on. In training
+// mode (the only mode in which the exporter records the update) native_batch_norm normalises
+// with the batch's statistics and only then updates the running ones.
+bool UpdatesStateOnTheSide(std::string_view name) { return name == "aten.native_batch_norm"; }
+
+bool OnGraphInputStorage(const Graph& graph, TensorId t) {
+  const Tensor& tensor = graph.tensors[U(t)];
+  return tensor.alias_of != kNoTensor &&
+         graph.tensors[U(RootOf(graph, tensor.alias_of))].producer == kNoOp;
+}
+}  // namespace
+
+bool IsSkippedStateUpdate(const Graph& graph, OpId op, TensorId t, const RecomputeRule& rule) {
+  return rule.state_update_skipped && UpdatesStateOnTheSide(graph.ops[U(op)].name) &&
+         OnGraphInputStorage(graph, t);
+}
+
 bool IsRecomputable(const Graph& graph, OpId op, const RecomputeRule& rule) {
   const Op& o = graph.ops[U(op)];
   if (o.phase == Phase::kOptimizer || graph.recomputes(op) != kNoOp) return false;
@@ -242,18 +262,19 @@ bool IsRecomputable(const Graph& graph, OpId op, const RecomputeRule& rule) {
   // An op that makes fresh memory and also returns a tensor on a graph input's storage writes
   // that storage, since no view op makes fresh memory: the PyTorch exporter records
   // native_batch_norm's update of the running statistics this way, and recomputing it would
-  // apply the update twice. Other outputs aliasing a graph input are views of it (in-place
-  // writes were excluded by name), so they write no persistent state.
-  bool fresh = false, on_input = false;
+  // apply the update twice, unless the copy leaves the update out (IsSkippedStateUpdate).
+  // Other outputs aliasing a graph input are views of it (in-place writes were excluded by
+  // name), so they write no persistent state.
+  bool fresh = false, writes_state = false;
   for (TensorId t : o.outputs) {
     const Tensor& tensor = graph.tensors[U(t)];
     if (tensor.size == 0 && tensor.kind == TensorKind::kControl) continue;  // ordering only
     if (tensor.alias_of == kNoTensor)
       fresh = true;
-    else if (graph.tensors[U(RootOf(graph, tensor.alias_of))].producer == kNoOp)
-      on_input = true;
+    else if (OnGraphInputStorage(graph, t) && !IsSkippedStateUpdate(graph, op, t, rule))
+      writes_state = true;
   }
-  if (fresh && on_input) return false;
+  if (fresh && writes_state) return false;
   return !o.outputs.empty();
 }
 

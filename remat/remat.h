@@ -33,6 +33,12 @@ struct RecomputeRule {
   // when the runtime keeps their RNG state and restores it for the copy, as
   // torch.utils.checkpoint's preserve_rng_state does. Off: roam does not assume it.
   bool rng_state_kept = false;
+  // A batch norm in training mode that updates its running statistics (recorded as outputs on
+  // their storage, as the PyTorch exporter does) is recomputed without the update: its values
+  // come from the batch alone, so the copy computes them again and leaves the statistics as
+  // the original left them. The copy has no outputs on the statistics, and a runtime runs it
+  // without them (tools/torch_export's runner passes None). Off: such ops are never recomputed.
+  bool state_update_skipped = true;
 };
 
 // Whether op may be computed again: it is not an optimizer op, not an in-place write (an
@@ -41,6 +47,9 @@ struct RecomputeRule {
 // to an activation is recomputable, but CheckSchedule only accepts its copy where the storage
 // it writes was recomputed first (so the copy writes the fresh copy, never the original).
 bool IsRecomputable(const Graph& graph, OpId op, const RecomputeRule& rule = {});
+// Output t of op is a state update that a copy of op leaves out: op is a batch norm whose
+// update rule.state_update_skipped allows skipping, and t lies on a graph input's storage.
+bool IsSkippedStateUpdate(const Graph& graph, OpId op, TensorId t, const RecomputeRule& rule = {});
 // The op draws random numbers (by its aten name).
 bool IsRandom(std::string_view name);
 

@@ -131,11 +131,17 @@ TEST(Recomputable, ForwardOpsAreButInPlaceOptimizerAndRandomOpsAreNot) {
   EXPECT_FALSE(IsRecomputable(g, 4));  // optimizer, in place on a weight
 }
 
-TEST(Recomputable, AnOpThatAlsoWritesAGraphInputThroughAnAliasIsNot) {
-  // native_batch_norm as the PyTorch exporter records it: a fresh output plus outputs on the
-  // running statistics' storage (an update that a recomputation would apply twice); a view of
-  // a weight (aten.t) aliases a graph input too but makes no fresh memory.
+// A graph input x, running statistics `mean`, a weight w; `writer` stands for the op under
+// test: a fresh output y plus an output on the statistics' storage, as the PyTorch exporter
+// records native_batch_norm's update of its running statistics. relu(y) is read twice, late.
+struct StateWriterGraph {
   Graph g;
+  OpId writer = kNoOp, t = kNoOp, relu = kNoOp, use = kNoOp;
+  TensorId update = kNoTensor;
+};
+StateWriterGraph MakeStateWriterGraph(const std::string& writer_name) {
+  StateWriterGraph s;
+  Graph& g = s.g;
   g.name = "bn";
   auto op = [&](std::string name) {
     g.ops.push_back(
@@ -155,18 +161,61 @@ TEST(Recomputable, AnOpThatAlsoWritesAGraphInputThroughAnAliasIsNot) {
   const TensorId x = tensor(64, kNoOp, TensorKind::kInput);
   const TensorId mean = tensor(16, kNoOp, TensorKind::kInput);
   const TensorId w = tensor(16, kNoOp, TensorKind::kWeight);
-  const OpId bn = op("aten.native_batch_norm");
-  const OpId t = op("aten.t");
-  g.tensors[U(x)].consumers = {bn};
-  g.tensors[U(mean)].consumers = {bn};
-  g.tensors[U(w)].consumers = {t};
-  tensor(64, bn, TensorKind::kActivation);
-  tensor(16, bn, TensorKind::kInput, mean);
-  const TensorId wt = tensor(16, t, TensorKind::kWeight, w);
+  s.writer = op(writer_name);
+  s.t = op("aten.t");
+  s.relu = op("aten.relu");
+  s.use = op("aten.mul");
+  g.tensors[U(x)].consumers = {s.writer};
+  g.tensors[U(mean)].consumers = {s.writer};
+  g.tensors[U(w)].consumers = {s.t};
+  const TensorId y = tensor(64, s.writer, TensorKind::kActivation);
+  s.update = tensor(16, s.writer, TensorKind::kInput, mean);
+  g.tensors[U(y)].consumers = {s.relu, s.use};
+  const TensorId wt = tensor(16, s.t, TensorKind::kWeight, w);
   g.tensors[U(wt)].output = true;
+  const TensorId r = tensor(64, s.relu, TensorKind::kActivation);
+  g.tensors[U(r)].consumers = {s.use};
+  g.tensors[U(tensor(64, s.use, TensorKind::kActivation))].output = true;
   Finalize(g, "<test>");
-  EXPECT_FALSE(IsRecomputable(g, bn));
-  EXPECT_TRUE(IsRecomputable(g, t));
+  return s;
+}
+
+TEST(Recomputable, AnOpThatAlsoWritesAGraphInputThroughAnAliasIsNot) {
+  // A view of a weight (aten.t) aliases a graph input too but makes no fresh memory.
+  const StateWriterGraph s = MakeStateWriterGraph("aten.some_op");
+  EXPECT_FALSE(IsRecomputable(s.g, s.writer));
+  EXPECT_TRUE(IsRecomputable(s.g, s.t));
+  RecomputeRule no_skip;
+  no_skip.state_update_skipped = false;
+  const StateWriterGraph bn = MakeStateWriterGraph("aten.native_batch_norm");
+  EXPECT_FALSE(IsRecomputable(bn.g, bn.writer, no_skip));
+}
+
+TEST(Recomputable, ABatchNormIsRecomputedWithoutItsRunningStatisticsUpdate) {
+  const StateWriterGraph s = MakeStateWriterGraph("aten.native_batch_norm");
+  ASSERT_TRUE(IsRecomputable(s.g, s.writer));
+  EXPECT_TRUE(IsSkippedStateUpdate(s.g, s.writer, s.update));
+  const Schedule schedule = {s.writer, s.t, s.relu, s.writer, s.use};
+  ASSERT_EQ(CheckSchedule(s.g, schedule), "");
+  const Rewritten rw = Rewrite(s.g, schedule);
+  const OpId copy = static_cast<OpId>(s.g.num_ops());
+  ASSERT_EQ(rw.graph.recomputes(copy), s.writer);
+  ASSERT_EQ(rw.graph.ops[U(copy)].outputs.size(), 1u) << "the copy makes y, not the update";
+  EXPECT_EQ(rw.graph.tensors[U(rw.graph.ops[U(copy)].outputs[0])].alias_of, kNoTensor);
+  EXPECT_EQ(CheckFaithful(rw.graph, &s.g), "");
+
+  // A copy that updates the statistics again is rejected, as is one of another state writer.
+  Graph again = rw.graph;
+  Tensor update = again.tensors[U(s.update)];
+  update.ext_id = 1000;
+  update.producer = copy;
+  update.consumers.clear();
+  again.tensors.push_back(update);
+  again.ops[U(copy)].outputs.push_back(static_cast<TensorId>(again.tensors.size() - 1));
+  EXPECT_NE(CheckFaithful(again, &s.g), "");
+  const StateWriterGraph other = MakeStateWriterGraph("aten.some_op");
+  const Schedule twice = {other.writer, other.t, other.relu, other.writer, other.use};
+  EXPECT_THROW(Rewrite(other.g, twice), std::invalid_argument);
 }
 
 TEST(Recomputable, DropoutOnlyWhenItsRngStateIsKept) {

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.fx as fx
 
-from . import nested
+from . import nested, patches
 from .export_graph import _op_outputs
 
 aten = torch.ops.aten
@@ -360,6 +360,9 @@ class PlannedStep:
         copy = self.program.origin[op_id] != op_id
         if copy:
             self.stats.ops_recomputed += 1
+            skip_update = patches.STATE_UPDATE_SKIPPED.get(op)
+            if skip_update is not None:
+                args, kwargs = skip_update(args, kwargs)
         try:
             if not planned:
                 self.stats.ops_other += 1

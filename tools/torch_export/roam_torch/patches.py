@@ -177,6 +177,28 @@ UNDECLARED_WRITES = {
 }
 
 
+def _batch_norm_without_running_stats(args, kwargs):
+    # In training mode the output and the saved statistics come from the batch alone; without
+    # running statistics native_batch_norm computes them the same way and updates nothing.
+    args = list(args)
+    for i, name in ((3, "running_mean"), (4, "running_var")):
+        if i < len(args):
+            args[i] = None
+        elif name in kwargs:
+            kwargs = {**kwargs, name: None}
+    return tuple(args), kwargs
+
+
+# op -> function(args, kwargs) returning the arguments with which a recomputation (a copy that
+# `roam remat` made) computes the op's values without its UNDECLARED_WRITES state update. roam
+# recomputes these ops and leaves the update out of the copy (docs/remat.md, "Recomputable
+# ops"); the names are remat/model.cpp's UpdatesStateOnTheSide.
+STATE_UPDATE_SKIPPED = {
+    aten.native_batch_norm.default: _batch_norm_without_running_stats,
+}
+STATE_UPDATE_SKIPPED_NAMES = {"aten.native_batch_norm"}
+
+
 def written_arguments(op, args, kwargs):
     """The arguments (tensors, or fx Nodes standing for them) that op writes: those its schema
     marks Tensor(a!) plus the known undeclared writes. None arguments are skipped."""
