@@ -317,8 +317,8 @@ std::vector<Run> CopyRuns(const Graph& graph, const std::vector<double>& costs,
 // the peak of the moment, and once later ones reshaped the profile, cheaper copies elsewhere
 // may free as much where it matters.
 template <class Engine>
-void Swap(const Graph& graph, const std::vector<double>& costs, const OpFlags& flags,
-          Bytes budget, const RematParams& params, Engine& work, MethodResult& result) {
+void Swap(const Graph& graph, const std::vector<double>& costs, const OpFlags& flags, Bytes budget,
+          const RematParams& params, Engine& work, MethodResult& result) {
   int attempts = 0;
   for (bool improved = true; improved && attempts < params.greedy_swap_attempts;) {
     improved = false;
@@ -367,8 +367,7 @@ void Swap(const Graph& graph, const std::vector<double>& costs, const OpFlags& f
 template <class Engine>
 std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
                                   std::span<const Bytes> budgets, const RematParams& params,
-                                  const std::vector<double>& costs, Engine& engine,
-                                  Engine& work) {
+                                  const std::vector<double>& costs, Engine& engine, Engine& work) {
   OpFlags flags;
   flags.recomputable.resize(U(graph.num_ops()));
   flags.in_place.resize(U(graph.num_ops()));
