@@ -173,8 +173,7 @@ int main(int argc, char** argv) {
   for (int n : {40, 100, 250, 500, 1000}) {
     Graph g = RandomLayered(n, static_cast<unsigned>(n));
     for (double ratio : {0.9, 0.8})
-      for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "best"})
-        row(g, ratio, m, 1);
+      for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "best"}) row(g, ratio, m, 1);
     if (n <= 120)  // the exact method's default ilp_max_ops
       for (double ratio : {0.9, 0.8}) row(g, ratio, "ilp", 1);
   }
