@@ -2,8 +2,9 @@
 // peak reached and wall time of every remat method at budgets relative to the no-remat peak,
 // on generated training graphs and on MOCCASIN-style random layered graphs. Prints Markdown.
 //
-// Usage: roam_perf_remat [--rng-state-kept] [--random-only]
-// (--random-only: the random layered graphs and the training chains, not ResNet-50 / GPT-2.)
+// Usage: roam_perf_remat [--rng-state-kept] [--random-only] [--greedy-only]
+// (--random-only: the random layered graphs and the training chains, not ResNet-50 / GPT-2;
+// --greedy-only: only the greedy rows and the sweep, to compare greedy changes quickly.)
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -156,35 +157,40 @@ void Curve(const Graph& graph, bool rng_kept, Bytes alignment) {
 int main(int argc, char** argv) {
   using namespace roam;
   bool rng_kept = false, random_only = false;  // --random-only: the random layered graphs
+  bool greedy_only = false;
   for (int i = 1; i < argc; ++i) {
     rng_kept = rng_kept || std::string(argv[i]) == "--rng-state-kept";
     random_only = random_only || std::string(argv[i]) == "--random-only";
+    greedy_only = greedy_only || std::string(argv[i]) == "--greedy-only";
   }
+  // Rows of the methods other than the greedy's are skipped under --greedy-only.
+  auto row = [&](const Graph& g, double ratio, const std::string& m, Bytes alignment) {
+    if (!greedy_only || m.rfind("greedy", 0) == 0) Row(g, ratio, m, rng_kept, alignment);
+  };
   std::printf(
       "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds | status | "
       "bound |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (int n : {40, 100, 250, 500, 1000}) {
     Graph g = RandomLayered(n, static_cast<unsigned>(n));
     for (double ratio : {0.9, 0.8})
-      for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "best"})
-        Row(g, ratio, m, rng_kept, 1);
+      for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "best"}) row(g, ratio, m, 1);
     if (n <= 120)  // the exact method's default ilp_max_ops
-      for (double ratio : {0.9, 0.8}) Row(g, ratio, "ilp", rng_kept, 1);
+      for (double ratio : {0.9, 0.8}) row(g, ratio, "ilp", 1);
   }
   for (int layers : {12, 30, 50}) {
     Graph g = TrainingChain(layers, static_cast<unsigned>(layers));
     for (double ratio : {0.8, 0.5})
-      for (const char* m : {"greedy", "checkpoint", "ilp"}) Row(g, ratio, m, rng_kept, 1);
+      for (const char* m : {"greedy", "checkpoint", "ilp"}) row(g, ratio, m, 1);
   }
   if (random_only) return 0;
   Graph resnet = FromConfig("resnet50.yaml", {"model.batch=32"});
   for (double ratio : {0.9, 0.8, 1.0 / 3})
     for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "best", "ilp"})
-      Row(resnet, ratio, m, rng_kept, 512);
+      row(resnet, ratio, m, 512);
   Graph gpt = FromConfig("gpt2-xl.yaml");
   for (double ratio : {0.9, 0.8, 0.5})
     for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "best"})
-      Row(gpt, ratio, m, rng_kept, 512);
+      row(gpt, ratio, m, 512);
   Curve(gpt, rng_kept, 512);
   return 0;
 }

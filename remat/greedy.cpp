@@ -16,6 +16,7 @@ size_t U(int i) { return static_cast<size_t>(i); }
 
 struct Candidate {
   double score = 0;
+  double cost = 0;        // of the copies
   Step at = 0;            // insert the copies before this step
   std::vector<OpId> ops;  // original ops to recompute, in order
 };
@@ -64,10 +65,16 @@ class ReferenceView {
 
 // The evictions possible at the peak step, best first (ties broken by where and what, so
 // that the order does not depend on how either evaluation numbers its storages).
+// Per original op: what the candidates need to know of it.
+struct OpFlags {
+  std::vector<char> recomputable;
+  std::vector<char> in_place;  // IsInPlaceWrite
+};
+
 template <class View>
-std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs,
-                                  const std::vector<char>& recomputable,
+std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs, const OpFlags& flags,
                                   const RematParams& params) {
+  const std::vector<char>& recomputable = flags.recomputable;
   const Step sp = v.PeakStep();
   const bool lifetime_weighted = params.greedy_score == "lifetime";
   const bool log_weighted = params.greedy_score == "log";
@@ -122,6 +129,23 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs,
       }
     }
     std::sort(steps.begin(), steps.end());
+    // Where the copies run: right before the next use, unless a storage they read from
+    // outside the chain is overwritten in place before it (an optimizer step interleaved with
+    // the backward updates a weight the copies read); then right before the first such write
+    // after the peak, which still frees the bytes at the peak.
+    Step at = next;
+    if (params.greedy_copy_before_writes)
+      for (Step p : steps)
+        for (int in : v.InputsAt(p)) {
+          if (std::binary_search(steps.begin(), steps.end(), v.ProducerStep(in))) continue;
+          const auto members = v.Members(v.StorageOf(in));
+          for (size_t m = 1; m < members.size(); ++m) {
+            const OpId writer = v.ProducerOrigin(members[m]);
+            if (writer == kNoOp || !flags.in_place[U(writer)]) continue;
+            const Step w = v.ProducerStep(members[m]);
+            if (w > sp && w < at) at = w;
+          }
+        }
     double cost = 0;
     for (Step p : steps) cost += costs[U(v.OriginAt(p))];
     std::sort(extended.begin(), extended.end());
@@ -151,7 +175,7 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs,
           const Step p = v.ProducerStep(value);
           if (std::find(steps.begin(), steps.end(), p) == steps.end()) freed = false;
           v.ForEachReaderStep(value, [&](Step r) {
-            if (r > sp && r < next) freed = false;
+            if (r > sp && r < at) freed = false;
           });
         }
         if (freed) also += v.Size(q);
@@ -160,11 +184,12 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs,
     const Bytes net = v.Size(sid) + also - penalty;
     if (net <= 0) continue;
     Candidate c;
-    const double span = lifetime_weighted ? static_cast<double>(next - prev)
-                        : log_weighted    ? std::log(static_cast<double>(next - prev) + 1.0)
+    const double span = lifetime_weighted ? static_cast<double>(at - prev)
+                        : log_weighted    ? std::log(static_cast<double>(at - prev) + 1.0)
                                           : 1.0;
     c.score = static_cast<double>(net) * span / std::max(cost, 1e-9);
-    c.at = next;
+    c.cost = cost;
+    c.at = at;
     for (Step p : steps) c.ops.push_back(v.OriginAt(p));
     candidates.push_back(std::move(c));
   }
@@ -186,6 +211,11 @@ struct ReferenceEngine {
   void Load(Schedule s) {
     schedule = std::move(s);
     view.emplace(Evaluate(graph, schedule, params));
+  }
+  bool TryLoad(Schedule s) {
+    if (!CheckSchedule(graph, s, params.rule).empty()) return false;
+    Load(std::move(s));
+    return true;
   }
   ReferenceView& View() { return *view; }
   bool Apply(Step at, const std::vector<OpId>& ops) {
@@ -211,6 +241,7 @@ struct IncrementalEngine {
   void Load(const Schedule& s) {
     if (!state.Reset(s)) throw std::logic_error("greedy: invalid start schedule");
   }
+  bool TryLoad(const Schedule& s) { return state.Reset(s); }
   GreedyState& View() { return state; }
   bool Apply(Step at, const std::vector<OpId>& ops) {
     if (!state.CanInsert(at, ops)) return false;
@@ -258,13 +289,92 @@ void Prune(const Graph& graph, const std::vector<double>& costs, Bytes budget,
   result.recompute_cost = RecomputeCost(graph, result.schedule);
 }
 
+// The copies of a schedule in runs: maximal stretches of consecutive repeats, each what one
+// or more evictions inserted at one point.
+struct Run {
+  size_t begin = 0, end = 0;  // positions in the schedule
+  double cost = 0;
+};
+std::vector<Run> CopyRuns(const Graph& graph, const std::vector<double>& costs,
+                          const Schedule& schedule) {
+  std::vector<Run> runs;
+  std::vector<char> seen(U(graph.num_ops()), 0);
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    const OpId op = schedule[i];
+    if (seen[U(op)]) {
+      if (runs.empty() || runs.back().end != i) runs.push_back({i, i, 0});
+      runs.back().end = i + 1;
+      runs.back().cost += costs[U(op)];
+    }
+    seen[U(op)] = 1;
+  }
+  return runs;
+}
+
+// A local search on a schedule within the budget: drop one run of copies (dearest first) and
+// let the greedy repair the peak this raises with recomputations that cost less in all than
+// the run did; keep the result when it fits. The greedy's early evictions were chosen for
+// the peak of the moment, and once later ones reshaped the profile, cheaper copies elsewhere
+// may free as much where it matters.
+template <class Engine>
+void Swap(const Graph& graph, const std::vector<double>& costs, const OpFlags& flags, Bytes budget,
+          const RematParams& params, Engine& work, MethodResult& result) {
+  int attempts = 0;
+  for (bool improved = true; improved && attempts < params.greedy_swap_attempts;) {
+    improved = false;
+    std::vector<Run> runs = CopyRuns(graph, costs, result.schedule);
+    std::stable_sort(runs.begin(), runs.end(),
+                     [](const Run& a, const Run& b) { return a.cost > b.cost; });
+    for (const Run& run : runs) {
+      if (run.cost <= 0 || attempts >= params.greedy_swap_attempts) break;
+      ++attempts;
+      Schedule trial = result.schedule;
+      trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(run.begin),
+                  trial.begin() + static_cast<std::ptrdiff_t>(run.end));
+      if (!work.TryLoad(std::move(trial))) continue;
+      double spent = 0;
+      bool fits = false;
+      for (int step = 0; step < params.greedy_swap_repair_steps; ++step) {
+        auto& view = work.View();
+        if (view.Peak() <= budget) {
+          fits = true;
+          break;
+        }
+        bool applied = false;
+        for (const Candidate& c : Candidates(view, costs, flags, params)) {
+          if (spent + c.cost >= run.cost) continue;
+          if (work.Apply(c.at, c.ops)) {
+            spent += c.cost;
+            applied = true;
+            break;
+          }
+        }
+        if (!applied) break;
+      }
+      if (!fits && work.View().Peak() <= budget) fits = true;
+      if (!fits) continue;
+      const double cost = RecomputeCost(graph, work.Current());
+      if (cost >= result.recompute_cost) continue;
+      result.schedule = work.Current();
+      result.peak = work.View().Peak();
+      result.recompute_cost = cost;
+      improved = true;
+      break;
+    }
+  }
+}
+
 template <class Engine>
 std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
                                   std::span<const Bytes> budgets, const RematParams& params,
-                                  const std::vector<double>& costs, Engine& engine) {
-  std::vector<char> recomputable(U(graph.num_ops()));
-  for (OpId op = 0; op < graph.num_ops(); ++op)
-    recomputable[U(op)] = IsRecomputable(graph, op, params.rule);
+                                  const std::vector<double>& costs, Engine& engine, Engine& work) {
+  OpFlags flags;
+  flags.recomputable.resize(U(graph.num_ops()));
+  flags.in_place.resize(U(graph.num_ops()));
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    flags.recomputable[U(op)] = IsRecomputable(graph, op, params.rule);
+    flags.in_place[U(op)] = IsInPlaceWrite(graph, op);
+  }
   std::vector<MethodResult> results(budgets.size());
   MethodResult best;  // the lowest peak seen
   best.method = "greedy";
@@ -287,11 +397,14 @@ std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
       r = best;
       r.status = "feasible";
       Prune(graph, costs, budgets[reached], params, engine, r);
+      const double pruned = r.recompute_cost;
+      Swap(graph, costs, flags, budgets[reached], params, work, r);
+      if (r.recompute_cost < pruned) Prune(graph, costs, budgets[reached], params, engine, r);
     }
     if (reached == budgets.size()) break;
     if (iteration >= params.greedy_max_steps || stalled > params.greedy_stall_steps) break;
     bool applied = false;
-    for (const Candidate& c : Candidates(view, costs, recomputable, params))
+    for (const Candidate& c : Candidates(view, costs, flags, params))
       if (engine.Apply(c.at, c.ops)) {
         applied = true;
         break;
@@ -336,12 +449,15 @@ std::vector<MethodResult> GreedyDescent(const Graph& graph, Schedule start,
   for (OpId op = 0; op < graph.num_ops(); ++op) costs[U(op)] = OpCost(graph, op);
   if (evaluation == GreedyEvaluation::kReference) {
     ReferenceEngine engine{graph, params, {}, std::nullopt};
-    return Descend(graph, std::move(start), budgets, params, costs, engine);
+    ReferenceEngine work{graph, params, {}, std::nullopt};
+    return Descend(graph, std::move(start), budgets, params, costs, engine, work);
   }
   const MemoryModel model = BuildMemoryModel(graph, params.alignment);
   IncrementalEngine engine{GreedyState(graph, model, costs, params.rule),
                            GreedyState(graph, model, costs, params.rule)};
-  return Descend(graph, std::move(start), budgets, params, costs, engine);
+  IncrementalEngine work{GreedyState(graph, model, costs, params.rule),
+                         GreedyState(graph, model, costs, params.rule)};
+  return Descend(graph, std::move(start), budgets, params, costs, engine, work);
 }
 
 MethodResult Greedy(const Graph& graph, Schedule start, Bytes budget, const RematParams& params,

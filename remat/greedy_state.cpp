@@ -51,6 +51,26 @@ void GreedyState::AddValue(int value) {
   list.insert(it, value);
 }
 
+int GreedyState::NewCopyStore(TensorId t) {
+  Store s;
+  s.size = model_.storages[Index(model_.storage_of[Index(t)])].size;
+  s.planned = s.size > 0;
+  s.output = false;
+  s.original = false;
+  stores_.push_back(std::move(s));
+  return static_cast<int>(stores_.size()) - 1;
+}
+
+int GreedyState::NewCopyValue(TensorId t, int storage) {
+  Value v;
+  v.tensor = t;
+  v.storage = storage;
+  values_.push_back(std::move(v));
+  const auto id = static_cast<int>(values_.size()) - 1;
+  stores_[Index(storage)].members.push_back(id);
+  return id;
+}
+
 void GreedyState::Account(int storage, int sign) {
   const Store& s = stores_[Index(storage)];
   if (!s.planned || s.start == kNoStep) return;
@@ -156,24 +176,15 @@ bool GreedyState::Reset(std::span<const OpId> schedule) {
       const Tensor& orig = graph_.tensors[Index(t)];
       int made = t;
       if (copy) {
-        made = static_cast<int>(values_.size());
-        Value v;
-        v.tensor = t;
+        int storage = 0;
         if (orig.alias_of == kNoTensor) {
-          Store s;
-          s.size = model_.storages[Index(model_.storage_of[Index(t)])].size;
-          s.planned = s.size > 0;
-          s.output = false;
-          s.original = false;
-          v.storage = static_cast<int>(stores_.size());
-          stores_.push_back(std::move(s));
+          storage = NewCopyStore(t);
           writes.push_back(0);
         } else {
-          v.storage = values_[Index(latest[Index(orig.alias_of)])].storage;
+          storage = values_[Index(latest[Index(orig.alias_of)])].storage;
         }
-        values_.push_back(std::move(v));
+        made = NewCopyValue(t, storage);
         version.push_back(0);
-        stores_[Index(values_[Index(made)].storage)].members.push_back(made);
       }
       values_[Index(made)].producer = inst;
       const int sid = values_[Index(made)].storage;
@@ -259,27 +270,19 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
     if (op.outputs.empty() || Latest(op.outputs.front(), q, false) < 0) return false;
     for (TensorId t : op.outputs) {
       const Tensor& orig = graph_.tensors[Index(t)];
-      Value v;
-      v.tensor = t;
-      v.producer = inst;
+      int storage = 0;
       if (orig.alias_of == kNoTensor) {
-        Store s;
-        s.size = model_.storages[Index(model_.storage_of[Index(t)])].size;
-        s.planned = s.size > 0;
-        s.original = false;
-        v.storage = static_cast<int>(stores_.size());
-        stores_.push_back(std::move(s));
+        storage = NewCopyStore(t);
       } else {
         const int base = Latest(orig.alias_of, q, true);
         if (base < 0) return false;
-        v.storage = values_[Index(base)].storage;
+        storage = values_[Index(base)].storage;
         // A recomputed in-place write must write a storage a copy made.
-        if (in_place_[Index(o)] && stores_[Index(v.storage)].original) return false;
+        if (in_place_[Index(o)] && stores_[Index(storage)].original) return false;
       }
-      const auto id = static_cast<int>(values_.size());
-      values_.push_back(std::move(v));
-      Store& s = stores_[Index(values_[Index(id)].storage)];
-      s.members.push_back(id);
+      const int id = NewCopyValue(t, storage);
+      values_[Index(id)].producer = inst;
+      Store& s = stores_[Index(storage)];
       if (in_place_[Index(o)] && orig.alias_of != kNoTensor) {
         auto it = s.writers.begin();
         while (it != s.writers.end() && pos_[Index(*it)] < q) ++it;

@@ -84,6 +84,10 @@ class GreedyState {
   // The latest computation of tensor t produced before step (at or before it when inclusive).
   int Latest(TensorId t, Step step, bool inclusive) const;
   void AddValue(int value);  // into computations_, kept in step order
+  // A copy's fresh storage for (a recomputation of) root tensor t, and a copy's value of t in
+  // storage (a member of it, no producer yet, not in computations_).
+  int NewCopyStore(TensorId t);
+  int NewCopyValue(TensorId t, int storage);
   // Lifetime from the members and readers; moves the storage's interval in the profile.
   void Relife(int storage);
   void Account(int storage, int sign);

@@ -122,9 +122,18 @@ struct RematParams {
   // Greedy: a candidate also counts the other storages its copies free at the peak (outputs
   // of the recomputed ops made by them alone and unused until the copies run).
   bool greedy_count_siblings = true;
+  // Greedy: copies run right before the next use of what they recompute, or, when a storage
+  // they read is overwritten in place before that use (an optimizer step interleaved with the
+  // backward updating a weight), right before that write; off: such candidates are dropped.
+  bool greedy_copy_before_writes = true;
   // Greedy: once within the budget, tries dropping this many recomputations, most expensive
   // first, keeping each drop that stays within the budget.
   int greedy_prune_attempts = 200;
+  // Greedy: then, a local search: drop one run of copies (dearest first) and repair the peak
+  // with greedy recomputations costing less in all, at most this many drops tried (0: off);
+  // each repair takes at most greedy_swap_repair_steps recomputations.
+  int greedy_swap_attempts = 100;
+  int greedy_swap_repair_steps = 50;
   // Checkpoint: segment counts tried, from 1 up to this multiple of sqrt(forward ops).
   double checkpoint_max_segments_factor = 2.0;
   // Exact method: graphs with more ops than this keep the warm start (the greedy's answer).

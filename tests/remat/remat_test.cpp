@@ -408,5 +408,95 @@ TEST(Methods, TheGreedyReachesTheTightBudgetOfAChain) {
   EXPECT_GT(r.compute_overhead, 0.0);
 }
 
+// A step whose forward op f reads a weight w that the optimizer updates in place (op 5) before
+// the last reader of f's output a (op 6, the weight gradient of g, scheduled late as
+// interleaved orders do). Program order: f, g, loss, g_input_grad, f_weight_grad, update of
+// w, g_weight_grad. Sizes: a, b, ga 100; l, gw, gg 10. The peak (220) is at op 4, where a
+// waits for op 6; recomputing f right before op 6 would read the updated w, right before the
+// update it frees a at the peak: 200, the least any schedule reaches.
+Graph WeightUpdatedBeforeTheLastRead() {
+  Graph g;
+  g.name = "update-before-last-read";
+  auto op = [&](std::string name, Phase phase) {
+    g.ops.push_back(Op{static_cast<ExternalId>(g.ops.size()), std::move(name), phase, {}, {}});
+    return static_cast<OpId>(g.ops.size() - 1);
+  };
+  auto tensor = [&](Bytes size, OpId producer, TensorKind kind, std::vector<OpId> readers) {
+    Tensor t;
+    t.ext_id = static_cast<ExternalId>(g.tensors.size());
+    t.size = size;
+    t.producer = producer;
+    t.kind = kind;
+    t.consumers = std::move(readers);
+    g.tensors.push_back(t);
+    return static_cast<TensorId>(g.tensors.size() - 1);
+  };
+  const OpId f = op("aten.mm", Phase::kForward), gop = op("aten.relu", Phase::kForward),
+             loss = op("aten.sum", Phase::kForward), gb = op("aten.mm", Phase::kBackward),
+             fb = op("aten.mm", Phase::kBackward), update = op("aten.add_", Phase::kOptimizer),
+             gwb = op("aten.mm", Phase::kBackward);
+  const TensorId x = tensor(100, kNoOp, TensorKind::kInput, {f, fb});
+  const TensorId w = tensor(100, kNoOp, TensorKind::kWeight, {f, update});
+  tensor(100, f, TensorKind::kActivation, {gop, gwb});                    // a
+  const TensorId b = tensor(100, gop, TensorKind::kActivation, {loss});   // b
+  tensor(10, loss, TensorKind::kActivation, {gb, gwb});                   // l
+  tensor(100, gb, TensorKind::kGradient, {fb});                           // ga
+  tensor(10, fb, TensorKind::kGradient, {update});                        // gw
+  const TensorId written = tensor(100, update, TensorKind::kWeight, {});  // w, updated
+  const TensorId gg = tensor(10, gwb, TensorKind::kGradient, {});
+  g.tensors[U(written)].alias_of = w;
+  g.tensors[U(gg)].output = true;
+  g.tensors[U(x)].output = false;
+  (void)b;
+  Finalize(g, "update-before-last-read");
+  return g;
+}
+
+TEST(Methods, TheGreedysCopyRunsBeforeTheInPlaceWriteOfAWeightItReads) {
+  const Graph g = WeightUpdatedBeforeTheLastRead();
+  RematParams params;
+  params.alignment = 1;
+  const Schedule start(g.program_order.begin(), g.program_order.end());
+  ASSERT_EQ(Peak(g, start), 220);
+  const detail::MethodResult placed = detail::Greedy(g, start, 200, params);
+  EXPECT_EQ(placed.status, "feasible");
+  EXPECT_EQ(placed.peak, 200);
+  EXPECT_EQ(CheckSchedule(g, placed.schedule, params.rule), "");
+  EXPECT_EQ(Peak(g, placed.schedule), 200);
+  EXPECT_DOUBLE_EQ(placed.recompute_cost, BruteForce(g, 200, 2).min_cost);
+  const detail::MethodResult full =
+      detail::Greedy(g, start, 200, params, detail::GreedyEvaluation::kReference);
+  EXPECT_EQ(full.schedule, placed.schedule);
+  // Without the placement the copy would read the updated weight: the budget is out of reach.
+  params.greedy_copy_before_writes = false;
+  const detail::MethodResult unplaced = detail::Greedy(g, start, 200, params);
+  EXPECT_EQ(unplaced.status, "infeasible");
+  EXPECT_GT(unplaced.peak, 200);
+}
+
+// Chains on which the greedy's descent and prune stop above the cheapest schedule (its
+// first evictions, made for the peak of the moment, are dearer than needed once the later
+// ones are in) and its swap local search finds the brute-force optimum.
+TEST(Methods, TheGreedysSwapReachesBruteForceWhereItsDescentStopsAbove) {
+  const std::vector<std::vector<double>> all_costs = {
+      {9, 8, 6, 4, 3, 4, 1, 7, 9}, {6, 5, 6, 4, 5, 7, 6, 2, 4}, {7, 6, 4, 2, 7, 3, 5, 4, 8}};
+  for (const auto& costs : all_costs) {
+    const Graph g = Chain(4, costs);
+    const Schedule start(g.program_order.begin(), g.program_order.end());
+    RematParams with;
+    with.alignment = 1;
+    RematParams without = with;
+    without.greedy_swap_attempts = 0;
+    const Bytes budget = 500;
+    const Oracle o = BruteForce(g, budget, 3);
+    const detail::MethodResult descent = detail::Greedy(g, start, budget, without);
+    const detail::MethodResult swapped = detail::Greedy(g, start, budget, with);
+    ASSERT_EQ(swapped.status, "feasible");
+    EXPECT_GT(descent.recompute_cost, o.min_cost);
+    EXPECT_DOUBLE_EQ(swapped.recompute_cost, o.min_cost);
+    EXPECT_LE(Peak(g, swapped.schedule), budget);
+  }
+}
+
 }  // namespace
 }  // namespace roam::remat
