@@ -32,11 +32,11 @@ Input LoadInput(const InputOptions& options) {
   };
   if (ends_with(".yaml") || ends_with(".yml")) {
     gen::Config config = gen::LoadConfig(path, options.overrides);
-    return {gen::GenerateGraph(config), config.planner};
+    return {gen::GenerateGraph(config), config.planner, config.remat};
   }
   if (!options.overrides.empty())
     throw InputError("--set applies to YAML configs only; " + path + " is a graph");
-  return {LoadGraph(path), OptimizerParams{}};
+  return {LoadGraph(path), OptimizerParams{}, remat::RematParams{}};
 }
 
 CLI::Option* AddAlignmentOption(CLI::App& cmd, Bytes& alignment) {
@@ -47,7 +47,6 @@ CLI::Option* AddAlignmentOption(CLI::App& cmd, Bytes& alignment) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
 }
-
 
 CLI::Validator WritableOutputPath() {
   // Checked before any planning starts, so a typo in -o does not cost a long solve.

@@ -39,11 +39,12 @@ struct InputOptions {
 };
 void AddInputOptions(CLI::App& cmd, InputOptions& options);
 
-// What a command plans: the graph, and the planner settings that came with it (a config's
-// planner section, after --set; the defaults for a graph file).
+// What a command plans: the graph, and the settings that came with it (a config's planner and
+// remat sections, after --set; the defaults for a graph file).
 struct Input {
   Graph graph;
   OptimizerParams planner;
+  remat::RematParams remat;
 };
 Input LoadInput(const InputOptions& options);
 
@@ -56,7 +57,6 @@ T FlagOr(const CLI::Option* flag, const T& flag_value, const T& from_input) {
 
 // --alignment, defaulting to the input's planner.alignment (see FlagOr).
 CLI::Option* AddAlignmentOption(CLI::App& cmd, Bytes& alignment);
-
 
 // Output options shared by every command that produces a plan.
 struct PlanOutputOptions {

@@ -29,7 +29,10 @@ struct RematOptions {
   std::string svg;
   bool rng_state_kept = false;
   Bytes alignment = kDefaultAlignment;
+  // Unset flags leave the input's remat section in force (FlagOr).
   const CLI::Option* alignment_flag = nullptr;
+  const CLI::Option* method_flag = nullptr;
+  const CLI::Option* time_limit_flag = nullptr;
   const CLI::Option* budget_flag = nullptr;
   const CLI::Option* ratio_flag = nullptr;
 };
@@ -112,12 +115,13 @@ int RunSweep(const RematOptions& options, const Graph& graph, const remat::Remat
 int RunRemat(const RematOptions& options) {
   Input input = LoadInput(options.input);
   const Graph& graph = input.graph;
-  remat::RematParams params;
-  params.method = options.method;
+  remat::RematParams params = input.remat;
+  params.method = FlagOr(options.method_flag, options.method, params.method);
   params.alignment = FlagOr(options.alignment_flag, options.alignment, input.planner.alignment);
+  params.time_limit_s = FlagOr(options.time_limit_flag, options.time_limit, params.time_limit_s);
   // 0 means no limit; 1e8 s is "never" without overflowing a deadline.
-  params.time_limit_s = options.time_limit > 0 ? options.time_limit : 1e8;
-  params.rule.rng_state_kept = options.rng_state_kept;
+  if (params.time_limit_s <= 0) params.time_limit_s = 1e8;
+  if (options.rng_state_kept) params.rule.rng_state_kept = true;
   if (options.sweep) return RunSweep(options, graph, params);
   if (!options.svg.empty())
     throw InputError("remat: --svg draws the curve of --sweep; add --sweep");
@@ -193,15 +197,20 @@ void AddRematCommand(CLI::App& app, Action& action) {
   cmd->add_option("--sweep-step", options->sweep_step, "Ratio step of --sweep")
       ->check(CLI::Range(0.001, 1.0))
       ->capture_default_str();
-  cmd->add_option("--time-limit", options->time_limit, "Seconds for the exact method; 0 = none")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  options->time_limit_flag =
+      cmd->add_option("--time-limit", options->time_limit,
+                      "Seconds for the exact method; 0 = none (default: the config's "
+                      "remat.time_limit_s)")
+          ->check(CLI::NonNegativeNumber)
+          ->capture_default_str();
   std::vector<std::string> methods(remat::MethodNames().begin(), remat::MethodNames().end());
-  cmd->add_option("--method", options->method, "Remat method")
-      ->check(CLI::IsMember(methods))
-      ->capture_default_str();
+  options->method_flag = cmd->add_option("--method", options->method,
+                                         "Remat method (default: the config's remat.method)")
+                             ->check(CLI::IsMember(methods))
+                             ->capture_default_str();
   cmd->add_flag("--rng-state-kept", options->rng_state_kept,
-                "Allow recomputing random ops (dropout): the runtime restores their RNG state");
+                "Allow recomputing random ops (dropout): the runtime restores their RNG state "
+                "(also remat.rule.rng_state_kept)");
   cmd->add_option("--graph-out", options->graph_out,
                   "Write the rewritten graph (roam-graph-v1, copies marked) here")
       ->check(WritableOutputPath());

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 
+#include "baseline/orders.h"
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
@@ -93,19 +95,48 @@ std::vector<std::string> AllModelKeys() {
   return all;
 }
 
-const std::vector<std::string> kSections = {"model", "training", "planner"};
+const std::vector<std::string> kSections = {"model", "training", "planner", "remat"};
 const std::vector<std::string> kTrainingKeys = {"optimizer",    "lr",    "momentum", "nesterov",
                                                 "weight_decay", "beta1", "beta2",    "eps"};
-const std::vector<std::string> kPlannerKeys = {
-    "mode",           "threads",   "time_limit", "alignment",  "bound_shortcut",
-    "best_update_placement", "solver_overshoot", "partition", "leaf_order", "leaf_layout",
-    "final_layout", "defer_update_tails"};
+const std::vector<std::string> kPlannerKeys = {"mode",
+                                               "threads",
+                                               "time_limit",
+                                               "alignment",
+                                               "bound_shortcut",
+                                               "best_update_placement",
+                                               "solver_overshoot",
+                                               "partition",
+                                               "leaf_order",
+                                               "leaf_layout",
+                                               "final_layout",
+                                               "defer_update_tails"};
 const std::vector<std::string> kPartitionKeys = {"node_limit", "alpha", "delay_radius",
                                                  "update_placement"};
 const std::vector<std::string> kLeafOrderKeys = {"enabled", "time_limit"};
-const std::vector<std::string> kLeafLayoutKeys = {"enabled", "engine", "time_limit",
-                                                  "max_storages", "bottom_left"};
+const std::vector<std::string> kLeafLayoutKeys = {"enabled", "engine", "time_limit", "max_storages",
+                                                  "bottom_left"};
 const std::vector<std::string> kFinalLayoutKeys = {"enabled", "time_limit", "bottom_left"};
+const std::vector<std::string> kRematKeys = {"method",
+                                             "time_limit_s",
+                                             "base_order",
+                                             "rule",
+                                             "greedy_max_steps",
+                                             "greedy_stall_steps",
+                                             "greedy_max_chain",
+                                             "greedy_score",
+                                             "greedy_count_siblings",
+                                             "greedy_copy_before_writes",
+                                             "greedy_prune_attempts",
+                                             "greedy_swap_attempts",
+                                             "greedy_swap_repair_steps",
+                                             "checkpoint_max_segments_factor",
+                                             "ilp_max_ops",
+                                             "ilp_max_computations",
+                                             "ilp_window_stages",
+                                             "ilp_window_time_limit_s",
+                                             "layout_retries",
+                                             "layout_search_time_limit_s"};
+const std::vector<std::string> kRematRuleKeys = {"rng_state_kept", "state_update_skipped"};
 // Flat planner keys of earlier configs, and where they live now.
 const std::vector<std::pair<std::string, std::string>> kMovedPlannerKeys = {
     {"node_limit", "planner.partition.node_limit"},
@@ -477,6 +508,79 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
   }
 }
 
+void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
+  r.CheckKeys(node, "remat", kRematKeys);
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const std::string path = "remat." + key;
+    const YAML::Node v = it->second;  // a copy: the iterator yields temporaries
+    auto non_negative = [&](const YAML::Node& x, const std::string& at) {
+      const double d = r.Number(x, at);
+      if (d < 0.0) r.Fail(at, x, "must not be negative, got " + x.Scalar());
+      return d;
+    };
+    auto count = [&](std::int64_t min) {
+      return static_cast<int>(r.Integer(v, path, min, std::numeric_limits<int>::max()));
+    };
+    auto one_of = [&](auto names, const char* what) {
+      const std::string text = r.Scalar(v, path, what);
+      if (std::find(names.begin(), names.end(), text) == names.end()) {
+        std::string list;
+        for (std::string_view n : names) list += (list.empty() ? "" : ", ") + std::string(n);
+        r.Fail(path, v, "must be one of " + list + ", got " + text);
+      }
+      return text;
+    };
+    if (key == "method") {
+      p.method = one_of(remat::kMethodNames, "a method name");
+    } else if (key == "time_limit_s") {
+      p.time_limit_s = non_negative(v, path);
+    } else if (key == "base_order") {
+      p.base_order = one_of(OrderNames(), "an order name");
+    } else if (key == "rule") {
+      if (!v.IsMap()) r.Fail(path, v, "must be a mapping of keys to values");
+      r.CheckKeys(v, path, kRematRuleKeys);
+      for (auto jt = v.begin(); jt != v.end(); ++jt) {
+        const std::string k = jt->first.Scalar(), at = path + "." + k;
+        if (k == "rng_state_kept") p.rule.rng_state_kept = r.Bool(jt->second, at);
+        if (k == "state_update_skipped") p.rule.state_update_skipped = r.Bool(jt->second, at);
+      }
+    } else if (key == "greedy_max_steps") {
+      p.greedy_max_steps = count(0);
+    } else if (key == "greedy_stall_steps") {
+      p.greedy_stall_steps = count(1);
+    } else if (key == "greedy_max_chain") {
+      p.greedy_max_chain = count(1);
+    } else if (key == "greedy_score") {
+      p.greedy_score = one_of(remat::kGreedyScores, "a score name");
+    } else if (key == "greedy_count_siblings") {
+      p.greedy_count_siblings = r.Bool(v, path);
+    } else if (key == "greedy_copy_before_writes") {
+      p.greedy_copy_before_writes = r.Bool(v, path);
+    } else if (key == "greedy_prune_attempts") {
+      p.greedy_prune_attempts = count(0);
+    } else if (key == "greedy_swap_attempts") {
+      p.greedy_swap_attempts = count(0);
+    } else if (key == "greedy_swap_repair_steps") {
+      p.greedy_swap_repair_steps = count(0);
+    } else if (key == "checkpoint_max_segments_factor") {
+      p.checkpoint_max_segments_factor = non_negative(v, path);
+    } else if (key == "ilp_max_ops") {
+      p.ilp_max_ops = count(0);
+    } else if (key == "ilp_max_computations") {
+      p.ilp_max_computations = count(1);
+    } else if (key == "ilp_window_stages") {
+      p.ilp_window_stages = count(1);
+    } else if (key == "ilp_window_time_limit_s") {
+      p.ilp_window_time_limit_s = non_negative(v, path);
+    } else if (key == "layout_retries") {
+      p.layout_retries = count(0);
+    } else if (key == "layout_search_time_limit_s") {
+      p.layout_search_time_limit_s = non_negative(v, path);
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view ToString(Family family) {
@@ -581,8 +685,8 @@ Config ParseConfig(std::string_view text, std::string_view source,
   }
   if (root.IsNull() || !root.IsDefined()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap())
-    throw InputError(src +
-                     ": a config must be a mapping with model, training and planner sections");
+    throw InputError(
+        src + ": a config must be a mapping with model, training, planner and remat sections");
 
   std::map<std::string, std::string> overridden;
   for (const std::string& o : overrides) {
@@ -628,6 +732,8 @@ Config ParseConfig(std::string_view text, std::string_view source,
   ReadModel(reader, reader.Section(root, "model"), config.model);
   ReadTraining(reader, reader.Section(root, "training"), config.training);
   ReadPlanner(reader, reader.Section(root, "planner"), config.planner);
+  ReadRemat(reader, reader.Section(root, "remat"), config.remat);
+  config.remat.alignment = config.planner.alignment;
   if (config.model.name.empty()) {
     std::string stem = std::filesystem::path(src).stem().string();
     config.model.name =

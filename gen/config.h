@@ -17,6 +17,7 @@
 #include "gen/aten.h"
 #include "gen/builder.h"
 #include "optimizer/params.h"
+#include "remat/params.h"
 
 namespace roam::gen {
 
@@ -86,6 +87,8 @@ struct Config {
   ModelConfig model;
   TrainingConfig training;
   OptimizerParams planner;  // the planner section (optimizer/params.h)
+  // The remat section (remat/params.h); its alignment is the planner's.
+  remat::RematParams remat;
 };
 
 // overrides: "model.batch=4" style; the value is read as a YAML scalar.

@@ -80,8 +80,7 @@ MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
 }  // namespace
 
 std::span<const std::string_view> MethodNames() {
-  static constexpr std::array<std::string_view, 4> kNames = {"best", "greedy", "checkpoint", "ilp"};
-  return kNames;
+  return kMethodNames;
 }
 
 Bytes NoRematPeak(const Graph& graph, const RematParams& params) {

@@ -83,6 +83,80 @@ planner:
   EXPECT_TRUE(c.planner.final_layout.bottom_left);
 }
 
+// Every remat key, with the nesting of remat::RematParams; the alignment is the planner's.
+TEST(Config, ReadsTheRematSection) {
+  Config c = ParseConfig(R"(model: {family: gpt2}
+planner: {alignment: 64}
+remat:
+  method: greedy
+  time_limit_s: 5
+  base_order: lescea
+  rule: {rng_state_kept: true, state_update_skipped: false}
+  greedy_max_steps: 11
+  greedy_stall_steps: 12
+  greedy_max_chain: 3
+  greedy_score: peak
+  greedy_count_siblings: false
+  greedy_copy_before_writes: false
+  greedy_prune_attempts: 13
+  greedy_swap_attempts: 14
+  greedy_swap_repair_steps: 15
+  checkpoint_max_segments_factor: 1.5
+  ilp_max_ops: 16
+  ilp_max_computations: 3
+  ilp_window_stages: 17
+  ilp_window_time_limit_s: 2.5
+  layout_retries: 2
+  layout_search_time_limit_s: 0.5
+)",
+                         "c.yaml");
+  const remat::RematParams& r = c.remat;
+  EXPECT_EQ(r.method, "greedy");
+  EXPECT_DOUBLE_EQ(r.time_limit_s, 5);
+  EXPECT_EQ(r.base_order, "lescea");
+  EXPECT_TRUE(r.rule.rng_state_kept);
+  EXPECT_FALSE(r.rule.state_update_skipped);
+  EXPECT_EQ(r.greedy_max_steps, 11);
+  EXPECT_EQ(r.greedy_stall_steps, 12);
+  EXPECT_EQ(r.greedy_max_chain, 3);
+  EXPECT_EQ(r.greedy_score, "peak");
+  EXPECT_FALSE(r.greedy_count_siblings);
+  EXPECT_FALSE(r.greedy_copy_before_writes);
+  EXPECT_EQ(r.greedy_prune_attempts, 13);
+  EXPECT_EQ(r.greedy_swap_attempts, 14);
+  EXPECT_EQ(r.greedy_swap_repair_steps, 15);
+  EXPECT_DOUBLE_EQ(r.checkpoint_max_segments_factor, 1.5);
+  EXPECT_EQ(r.ilp_max_ops, 16);
+  EXPECT_EQ(r.ilp_max_computations, 3);
+  EXPECT_EQ(r.ilp_window_stages, 17);
+  EXPECT_DOUBLE_EQ(r.ilp_window_time_limit_s, 2.5);
+  EXPECT_EQ(r.layout_retries, 2);
+  EXPECT_DOUBLE_EQ(r.layout_search_time_limit_s, 0.5);
+  EXPECT_EQ(r.alignment, 64);
+  // Unset, every field keeps its default.
+  const remat::RematParams d = ParseConfig("model: {family: gpt2}", "c").remat;
+  EXPECT_EQ(d.method, remat::RematParams{}.method);
+  EXPECT_EQ(d.greedy_swap_attempts, remat::RematParams{}.greedy_swap_attempts);
+  EXPECT_TRUE(d.rule.state_update_skipped);
+}
+
+TEST(ConfigRejects, BadRematKeysAndValuesNameTheField) {
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {greedy_max_step: 3}"),
+                 {"remat.greedy_max_step", "did you mean remat.greedy_max_steps?"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {method: magic}"),
+                 {"remat.method", "must be one of best, greedy, checkpoint, ilp"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}", {"remat.base_order=nope"}),
+                 {"remat.base_order", "--set remat.base_order=nope", "must be one of"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {greedy_score: area}"),
+                 {"remat.greedy_score", "log, peak, lifetime"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {rule: {rng: true}}"),
+                 {"remat.rule.rng", "unknown key", "rng_state_kept, state_update_skipped"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {time_limit_s: -1}"),
+                 {"remat.time_limit_s", "must not be negative"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {ilp_max_computations: 0}"),
+                 {"remat.ilp_max_computations", "must be positive"});
+}
+
 TEST(Config, AdamwDefaultsToTorchsWeightDecay) {
   EXPECT_DOUBLE_EQ(
       ParseConfig("model: {family: gpt2}\ntraining: {optimizer: adamw}", "c").training.weight_decay,

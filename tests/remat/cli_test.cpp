@@ -42,6 +42,31 @@ TEST_F(RematCli, JsonReportsTheBudgetPeakOverheadStatusAndWritesAValidFaithfulPl
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
+// A config's remat section sets the defaults of `roam remat`; a flag wins over it.
+TEST_F(RematCli, TheConfigsRematSectionAppliesAndAFlagWins) {
+  const std::vector<std::string> base = {
+      "remat",          std::string(ROAM_CONFIGS_DIR) + "/resnet18.yaml",
+      "--set",          "model.batch=8",
+      "--set",          "model.image_size=64",
+      "--set",          "training.optimizer=sgd",
+      "--set",          "remat.method=checkpoint",
+      "--budget-ratio", "0.8",
+      "--json"};
+  auto from_config = RunRoam(base);
+  ASSERT_EQ(from_config.exit_code, 0) << from_config.err << from_config.out;
+  EXPECT_EQ(nlohmann::json::parse(from_config.out)["method"], "checkpoint");
+  std::vector<std::string> with_flag = base;
+  with_flag.insert(with_flag.end(), {"--method", "greedy"});
+  auto from_flag = RunRoam(with_flag);
+  ASSERT_EQ(from_flag.exit_code, 0) << from_flag.err << from_flag.out;
+  EXPECT_EQ(nlohmann::json::parse(from_flag.out)["method"], "greedy");
+  std::vector<std::string> bad = base;
+  bad.insert(bad.end(), {"--set", "remat.greedy_score=area"});
+  auto rejected = RunRoam(bad);
+  EXPECT_EQ(rejected.exit_code, 2);
+  EXPECT_NE(rejected.err.find("remat.greedy_score"), std::string::npos) << rejected.err;
+}
+
 TEST_F(RematCli, ATamperedRewriteFailsValidation) {
   const std::string graph = TrainingGraph(6, 4);
   auto r = RunRoam({"remat", graph, "--budget-ratio", "0.9", "--alignment", "1", "-o",

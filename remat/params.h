@@ -1,0 +1,87 @@
+// Every setting of `roam remat` in one place (docs/remat.md). A config's remat section has the
+// same nesting: remat.method, remat.rule.rng_state_kept, remat.greedy_max_steps, ... (read by
+// gen/config.h); command-line flags override single fields.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "core/types.h"
+
+namespace roam::remat {
+
+// "greedy", "checkpoint" (Chen et al.'s sqrt(n) segments), "ilp" (MOCCASIN's retention
+// intervals), "best" (the cheapest of them); docs/remat.md.
+inline constexpr std::array<std::string_view, 4> kMethodNames = {"best", "greedy", "checkpoint",
+                                                                 "ilp"};
+// RematParams::greedy_score's values.
+inline constexpr std::array<std::string_view, 3> kGreedyScores = {"log", "peak", "lifetime"};
+
+struct RecomputeRule {
+  // Ops drawing random numbers (dropout, bernoulli, rand*, normal, ...) are recomputed only
+  // when the runtime keeps their RNG state and restores it for the copy, as
+  // torch.utils.checkpoint's preserve_rng_state does. Off: roam does not assume it.
+  bool rng_state_kept = false;
+  // A batch norm in training mode that updates its running statistics (recorded as outputs on
+  // their storage, as the PyTorch exporter does) is recomputed without the update: its values
+  // come from the batch alone, so the copy computes them again and leaves the statistics as
+  // the original left them. The copy has no outputs on the statistics, and a runtime runs it
+  // without them (tools/torch_export's runner passes None). Off: such ops are never recomputed.
+  bool state_update_skipped = true;
+};
+
+struct RematParams {
+  std::string method = "best";
+  Bytes alignment = kDefaultAlignment;
+  double time_limit_s = 60.0;  // for the exact method, over all layout attempts; others are fast
+  RecomputeRule rule;
+  // Base order the no-remat peak and every method start from (baseline/orders.h names).
+  std::string base_order = "heuristic";
+  // Greedy: the most recomputations it adds before giving up on a budget.
+  int greedy_max_steps = 20000;
+  // Greedy: gives up after this many recomputations in a row that left the lowest peak so far
+  // unchanged (a plateau of equal peaks takes one per step).
+  int greedy_stall_steps = 200;
+  // Greedy: the most ops one eviction may recompute, the evicted storage's producers and, for
+  // inputs freed before the peak, their producers in turn (a chain).
+  int greedy_max_chain = 16;
+  // Greedy: how candidates are ranked, all per unit of recompute cost (MONeT's and
+  // Checkmate's currency: cheap memory-bound ops go before matmuls and convolutions).
+  // "log": bytes freed at the peak times log(1 + steps they stay freed); "peak": the bytes
+  // alone; "lifetime": the bytes times the steps (the first greedy's rule).
+  std::string greedy_score = "log";
+  // Greedy: a candidate also counts the other storages its copies free at the peak (outputs
+  // of the recomputed ops made by them alone and unused until the copies run).
+  bool greedy_count_siblings = true;
+  // Greedy: copies run right before the next use of what they recompute, or, when a storage
+  // they read is overwritten in place before that use (an optimizer step interleaved with the
+  // backward updating a weight), right before that write; off: such candidates are dropped.
+  bool greedy_copy_before_writes = true;
+  // Greedy: once within the budget, tries dropping this many recomputations, most expensive
+  // first, keeping each drop that stays within the budget.
+  int greedy_prune_attempts = 200;
+  // Greedy: then, a local search: drop one run of copies (dearest first) and repair the peak
+  // with greedy recomputations costing less in all, at most this many drops tried (0: off);
+  // each repair takes at most greedy_swap_repair_steps recomputations.
+  int greedy_swap_attempts = 100;
+  int greedy_swap_repair_steps = 50;
+  // Checkpoint: segment counts tried, from 1 up to this multiple of sqrt(forward ops).
+  double checkpoint_max_segments_factor = 2.0;
+  // Exact method: graphs with more ops than this keep the warm start (the greedy's answer).
+  int ilp_max_ops = 120;
+  // At most this many computations of one op (MOCCASIN's C) in the exact method.
+  int ilp_max_computations = 2;
+  // Exact method: stages per window of its neighbourhood search from the incumbent, and the
+  // seconds one window may take.
+  int ilp_window_stages = 24;
+  double ilp_window_time_limit_s = 5.0;
+  // Layout tried on the rewritten graph, then llfb; if the arena still exceeds the budget,
+  // the method is rerun with the budget lowered by the excess, at most this often.
+  int layout_retries = 4;
+  // Seconds of layout search (layout/layout.h) per attempt when best-fit and llfb both miss
+  // the schedule's theoretical peak; 0: none.
+  double layout_search_time_limit_s = 1.0;
+};
+
+}  // namespace roam::remat
