@@ -63,14 +63,14 @@ class ReferenceView {
   std::vector<Step> position_;
 };
 
-// The evictions possible at the peak step, best first (ties broken by where and what, so
-// that the order does not depend on how either evaluation numbers its storages).
 // Per original op: what the candidates need to know of it.
 struct OpFlags {
   std::vector<char> recomputable;
   std::vector<char> in_place;  // IsInPlaceWrite
 };
 
+// The evictions possible at the peak step, best first (ties broken by where and what, so
+// that the order does not depend on how either evaluation numbers its storages).
 template <class View>
 std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs, const OpFlags& flags,
                                   const RematParams& params) {
