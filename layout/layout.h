@@ -76,6 +76,14 @@ struct SearchParams {
   // With bottom_left: of the sections at the lowest floor, branch on the one the fewest
   // buffers can rest on (fail first; none: only the empty branch); false: the earliest.
   bool fewest_candidates = true;
+  // With bottom_left: remember the states whose search failed (the unplaced buffers of a
+  // time-disjoint group and the floors of the sections they cover, as a 128-bit hash) with the
+  // largest capacity each failed at, and fail at once when one comes back: perfect packings
+  // reach the same skyline through many orders of placement, and restarts and later probes
+  // revisit the same subtrees.
+  bool failure_cache = true;
+  // ... keeping at most this many states per call (about 50 bytes each); beyond, none is added.
+  std::int64_t failure_cache_entries = 1 << 20;
   // Free buffers with the same size, alignment and lifetime are interchangeable: only the
   // lowest-indexed unplaced one of each such class is a candidate.
   bool identical_buffers = true;
