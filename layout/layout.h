@@ -52,8 +52,8 @@ struct SearchParams {
   // group's buffers times their sections, and on whole training graphs (4,000 buffers) one
   // dive then took 8 s instead of 0.8 s (perf/RESULTS.md, "Layout search").
   int unallocated_floor_max_buffers = 1'000;
-  // Round-robin over three static preorders (by section total, lifetime width and area, each
-  // with the others as tie-breaks) under the node limit; false: the first only.
+  // Round-robin over four static preorders (by section total, lifetime width, area and size,
+  // each with the others as tie-breaks) under the node limit; false: the first only.
   bool multiple_preorders = true;
   // Minimise the height by binary search over capacities; false: descend from the incumbent
   // one byte at a time (each probe asks for a layout lower than the best so far).

@@ -94,6 +94,9 @@ std::vector<std::vector<int>> Preorders(const Instance& in) {
       ranks([&](int b) { return std::make_tuple(-total[U(b)], -width[U(b)], -area[U(b)], b); }),
       ranks([&](int b) { return std::make_tuple(-width[U(b)], -total[U(b)], -area[U(b)], b); }),
       ranks([&](int b) { return std::make_tuple(-area[U(b)], -total[U(b)], -width[U(b)], b); }),
+      // On perfect packings every section total is the capacity, so the first two tie into
+      // one order; tallest first gives the round-robin a different one.
+      ranks([&](int b) { return std::make_tuple(-in.size[U(b)], -width[U(b)], -total[U(b)], b); }),
   };
 }
 

@@ -44,8 +44,8 @@ Instance MakeInstance(std::span<const Interval> intervals, std::span<const Bytes
 std::vector<std::vector<int>> SplitByTime(const Instance& instance, std::span<const int> buffers);
 
 // The preorders of the search (rank per buffer, lower = earlier): by the largest section total
-// the buffer covers, by lifetime width, by area (size x width), each breaking ties with the
-// others, then by index.
+// the buffer covers, by lifetime width, by area (size x width), by size, each breaking ties
+// with the others, then by index.
 std::vector<std::vector<int>> Preorders(const Instance& instance);
 
 enum class SearchOutcome { kFound, kInfeasible, kAborted };

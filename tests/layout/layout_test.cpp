@@ -423,6 +423,20 @@ TEST(LayoutSearch, TheFailureCacheKeepsEveryOptimumOnLargerInstances) {
   EXPECT_GT(cut, 0);
 }
 
+TEST(LayoutSearch, PreordersGiveFourDistinctOrdersOnAPerfectPacking) {
+  // Every section's total is the capacity, so ordering by it ties everywhere: the preorders
+  // by section total and by width coincide, and the one by size is what keeps the round-robin
+  // from trying the same order twice.
+  std::mt19937_64 rng(15);
+  const auto in = PerfectPacking(rng, 120, 1 << 14, 200, 32);
+  const std::vector<Bytes> align(in.size(), 32), free(in.size(), -1);
+  const auto orders = detail::Preorders(detail::MakeInstance(in, align, free));
+  ASSERT_EQ(orders.size(), 4u);
+  EXPECT_EQ(orders[0], orders[1]);
+  EXPECT_NE(orders[3], orders[0]);
+  EXPECT_NE(orders[3], orders[2]);
+}
+
 TEST(LayoutSearch, DynamicDecompositionSolvesIndependentHalvesOnce) {
   // Two hard instances joined by one buffer: once it is placed, a failure in one half no
   // longer re-solves the other.
