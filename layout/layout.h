@@ -58,6 +58,11 @@ struct SearchParams {
   // Minimise the height by binary search over capacities; false: descend from the incumbent
   // one byte at a time (each probe asks for a layout lower than the best so far).
   bool capacity_search = true;
+  // With capacity_search: a round's bisection above the proven bound stops after this many
+  // probes that the node limit cut short (0: it goes on until it reaches the incumbent). On
+  // tight instances the bound's probe decides, and a bisection of some twenty unanswered probes
+  // per round took five times its nodes (perf/RESULTS.md, "Failure cache and a size preorder").
+  int unanswered_bisections = 2;
   // Branch on the lowest section instead of on every candidate: at each node take a section
   // at the lowest floor and try each buffer that can rest there (its whole lifetime at that
   // floor), then the branch where none does (the section's floor rises to the lowest offset a
