@@ -87,8 +87,9 @@ struct SearchParams {
   // reach the same skyline through many orders of placement, and restarts and later probes
   // revisit the same subtrees.
   bool failure_cache = true;
-  // ... keeping at most this many states per call (about 50 bytes each); beyond, none is added.
-  std::int64_t failure_cache_entries = 1 << 20;
+  // ... keeping at most this many states per call (about 64 bytes each, so 16 MiB; calls run
+  // side by side on the optimizer's workers); beyond, none is added.
+  std::int64_t failure_cache_entries = 1 << 18;
   // Free buffers with the same size, alignment and lifetime are interchangeable: only the
   // lowest-indexed unplaced one of each such class is a candidate.
   bool identical_buffers = true;
