@@ -22,48 +22,6 @@ constexpr Bytes kNever = std::numeric_limits<Bytes>::max();
 
 }  // namespace
 
-void Searcher::Queue(int b) {
-  for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s)
-    if (!queued_[U(s)]) queued_[U(s)] = 1, queue_.push_back(s);
-}
-
-bool Searcher::Raise(int s, Bytes value, const std::vector<int>& unplaced) {
-  floor_trail_.emplace_back(s, floor_[U(s)]);
-  floor_[U(s)] = value;
-  auto lift = [&](int c) {
-    if (placed_[U(c)] || base_[U(c)] >= value) return;
-    base_trail_.emplace_back(c, base_[U(c)]);
-    base_[U(c)] = value;
-    if (use_unallocated_floor_) Queue(c);
-  };
-  if (!section_buffers_.empty()) {
-    for (int c : section_buffers_[U(s)]) lift(c);
-  } else {
-    for (int c : unplaced)
-      if (in_.first[U(c)] <= s && s < in_.last[U(c)]) lift(c);
-  }
-  return !params_.section_inference || value + remaining_[U(s)] <= capacity_;
-}
-
-bool Searcher::Propagate(const std::vector<int>& unplaced) {
-  bool ok = true;
-  // Drained even after a failure, so that queued_ is clear for the next node.
-  for (size_t k = 0; k < queue_.size(); ++k) {
-    const int s = queue_[k];
-    queued_[U(s)] = 0;
-    if (!ok || remaining_[U(s)] == 0) continue;
-    Bytes lowest = kNever;
-    for (int c : section_buffers_[U(s)]) {
-      if (placed_[U(c)]) continue;
-      const Bytes f = in_.fixed[U(c)];
-      lowest = std::min(lowest, f >= 0 ? f : AlignUp(base_[U(c)], in_.align[U(c)]));
-    }
-    if (lowest != kNever && lowest > floor_[U(s)]) ok = Raise(s, lowest, unplaced);
-  }
-  queue_.clear();
-  return ok;
-}
-
 bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
   int lo = in_.num_sections, hi = 0;  // the sections of this group
   for (int b : unplaced) {
@@ -72,10 +30,16 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
   }
   const Mark entry = Marks();
   std::vector<int> candidates, branch, rest;
+  std::vector<StateKey> visited;  // this call's states, failed if the call fails
   rest.reserve(unplaced.size());
   // Each pass of the loop is one node: its buffer branches, then (the loop's next pass) the
   // branch that leaves the chosen section empty at the floor.
   for (;;) {
+    if (params_.failure_cache) {
+      const StateKey key = Key(unplaced, lo, hi);
+      if (Failed(key)) break;
+      visited.push_back(key);
+    }
     Bytes h = kNever;
     for (int s = lo; s < hi; ++s)
       if (remaining_[U(s)] > 0) h = std::min(h, floor_[U(s)]);
@@ -121,25 +85,10 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
     for (int b : branch) {
       if (Aborting()) return false;
       ++nodes_;
-      const Bytes top = h + in_.size[U(b)];
       const Mark mark = Marks();
-      Place(b, h);
-      for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) {
-        floor_trail_.emplace_back(s, floor_[U(s)]);
-        floor_[U(s)] = top;  // floor + remaining unchanged: nothing to infer here
-      }
-      if (use_unallocated_floor_) Queue(b);
-      rest.clear();
-      for (int j : unplaced) {
-        if (j == b) continue;
-        rest.push_back(j);
-        if (base_[U(j)] < top && Overlap(b, j)) {
-          base_trail_.emplace_back(j, base_[U(j)]);
-          base_[U(j)] = top;
-          if (use_unallocated_floor_) Queue(j);
-        }
-      }
-      const bool ok = !use_unallocated_floor_ || Propagate(rest);
+      // Floor plus remaining load is unchanged where b lies: only the unallocated floor can
+      // infer anything here.
+      const bool ok = PlaceAndRaise(b, h, unplaced, rest);
       if (ok && Solve(rest, h, rank_[U(b)])) return true;
       Rollback(mark);
       if (aborted_) return false;
@@ -182,7 +131,38 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
     if (use_unallocated_floor_ && !Propagate(unplaced)) break;
   }
   Rollback(entry);
+  for (const StateKey& key : visited) Remember(key);
   return false;
+}
+
+StateKey Searcher::Key(const std::vector<int>& unplaced, int lo, int hi) const {
+  StateKey key{0, 0};
+  for (int b : unplaced) {
+    key.first ^= zobrist_[2 * U(b)];
+    key.second ^= zobrist_[2 * U(b) + 1];
+  }
+  // Sections no unplaced buffer covers play no part in what is left to do.
+  for (int s = lo; s < hi; ++s) {
+    if (remaining_[U(s)] == 0) continue;
+    const auto f = static_cast<std::uint64_t>(floor_[U(s)]);
+    key.first ^= Mix(section_salt_[2 * U(s)] + f);
+    key.second ^= Mix(section_salt_[2 * U(s) + 1] ^ (f * 0x9e3779b97f4a7c15ULL));
+  }
+  return key;
+}
+
+bool Searcher::Failed(const StateKey& key) const {
+  const auto it = failed_.find(key);
+  return it != failed_.end() && it->second >= capacity_;
+}
+
+void Searcher::Remember(const StateKey& key) {
+  if (aborted_) return;  // the subtree was cut short: nothing is proven
+  if (const auto it = failed_.find(key); it != failed_.end()) {
+    it->second = std::max(it->second, capacity_);
+  } else if (static_cast<std::int64_t>(failed_.size()) < params_.failure_cache_entries) {
+    failed_.emplace(key, capacity_);
+  }
 }
 
 }  // namespace roam::layout::detail

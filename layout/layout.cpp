@@ -334,6 +334,7 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
         // Binary search over capacities; an unanswered probe only moves this round's floor.
         Bytes floor = lo;
         bool first = true;
+        int unanswered = 0;
         while (floor < hi()) {
           const Bytes cap = !sp.capacity_search ? hi() - 1
                             : first             ? floor
@@ -349,6 +350,10 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
           } else if (answer == Probe::kUnknown) {
             if (!sp.capacity_search) break;
             floor = cap + 1;
+            // The bound's probe is the first and is not counted.
+            if (sp.unanswered_bisections > 0 && cap > lo &&
+                ++unanswered >= sp.unanswered_bisections)
+              break;
           }
           if (out_of_time() || budget_spent) break;
         }

@@ -52,12 +52,17 @@ struct SearchParams {
   // group's buffers times their sections, and on whole training graphs (4,000 buffers) one
   // dive then took 8 s instead of 0.8 s (perf/RESULTS.md, "Layout search").
   int unallocated_floor_max_buffers = 1'000;
-  // Round-robin over three static preorders (by section total, lifetime width and area, each
-  // with the others as tie-breaks) under the node limit; false: the first only.
+  // Round-robin over four static preorders (by section total, lifetime width, area and size,
+  // each with the others as tie-breaks) under the node limit; false: the first only.
   bool multiple_preorders = true;
   // Minimise the height by binary search over capacities; false: descend from the incumbent
   // one byte at a time (each probe asks for a layout lower than the best so far).
   bool capacity_search = true;
+  // With capacity_search: a round's bisection above the proven bound stops after this many
+  // probes that the node limit cut short (0: it goes on until it reaches the incumbent). On
+  // tight instances the bound's probe decides, and a bisection of some twenty unanswered probes
+  // per round took five times its nodes (perf/RESULTS.md, "Failure cache and a size preorder").
+  int unanswered_bisections = 2;
   // Branch on the lowest section instead of on every candidate: at each node take a section
   // at the lowest floor and try each buffer that can rest there (its whole lifetime at that
   // floor), then the branch where none does (the section's floor rises to the lowest offset a
@@ -76,6 +81,15 @@ struct SearchParams {
   // With bottom_left: of the sections at the lowest floor, branch on the one the fewest
   // buffers can rest on (fail first; none: only the empty branch); false: the earliest.
   bool fewest_candidates = true;
+  // With bottom_left: remember the states whose search failed (the unplaced buffers of a
+  // time-disjoint group and the floors of the sections they cover, as a 128-bit hash) with the
+  // largest capacity each failed at, and fail at once when one comes back: perfect packings
+  // reach the same skyline through many orders of placement, and restarts and later probes
+  // revisit the same subtrees.
+  bool failure_cache = true;
+  // ... keeping at most this many states per call (about 64 bytes each, so 16 MiB; calls run
+  // side by side on the optimizer's workers); beyond, none is added.
+  std::int64_t failure_cache_entries = 1 << 18;
   // Free buffers with the same size, alignment and lifetime are interchangeable: only the
   // lowest-indexed unplaced one of each such class is a candidate.
   bool identical_buffers = true;

@@ -1,6 +1,7 @@
 #include "layout/search.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -10,6 +11,8 @@ namespace roam::layout::detail {
 namespace {
 
 size_t U(int i) { return static_cast<size_t>(i); }
+
+constexpr Bytes kNever = std::numeric_limits<Bytes>::max();
 
 }  // namespace
 
@@ -91,6 +94,9 @@ std::vector<std::vector<int>> Preorders(const Instance& in) {
       ranks([&](int b) { return std::make_tuple(-total[U(b)], -width[U(b)], -area[U(b)], b); }),
       ranks([&](int b) { return std::make_tuple(-width[U(b)], -total[U(b)], -area[U(b)], b); }),
       ranks([&](int b) { return std::make_tuple(-area[U(b)], -total[U(b)], -width[U(b)], b); }),
+      // On perfect packings every section total is the capacity, so the first two tie into
+      // one order; tallest first gives the round-robin a different one.
+      ranks([&](int b) { return std::make_tuple(-in.size[U(b)], -width[U(b)], -total[U(b)], b); }),
   };
 }
 
@@ -101,10 +107,12 @@ Searcher::Searcher(const Instance& instance, const SearchParams& params)
       remaining_(U(instance.num_sections), 0),
       floor_(U(instance.num_sections), 0),
       placed_(instance.size.size(), 0),
-      mark_(U(instance.num_sections), 0),
       offset_(instance.size.size(), 0),
       queued_(U(instance.num_sections), 0),
       count_(U(instance.num_sections) + 1, 0) {
+  for (size_t b = 0; b < 2 * instance.size.size(); ++b) zobrist_.push_back(Mix(b + 1));
+  for (size_t s = 0; s < 2 * U(instance.num_sections); ++s)
+    section_salt_.push_back(Mix(~s * 0xd1b54a32d192ed03ULL));
   std::int64_t entries = 0;
   for (size_t b = 0; b < instance.size.size(); ++b) entries += instance.last[b] - instance.first[b];
   if (params.unallocated_floor && entries <= Instance::kMaxSectionEntries) {
@@ -157,6 +165,70 @@ void Searcher::Place(int b, Bytes offset) {
   placed_[U(b)] = 1;
   placed_trail_.push_back(b);
   for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] -= in_.size[U(b)];
+}
+
+void Searcher::Queue(int b) {
+  for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s)
+    if (!queued_[U(s)]) queued_[U(s)] = 1, queue_.push_back(s);
+}
+
+bool Searcher::Raise(int s, Bytes value, const std::vector<int>& unplaced) {
+  floor_trail_.emplace_back(s, floor_[U(s)]);
+  floor_[U(s)] = value;
+  auto lift = [&](int c) {
+    if (placed_[U(c)] || base_[U(c)] >= value) return;
+    base_trail_.emplace_back(c, base_[U(c)]);
+    base_[U(c)] = value;
+    if (use_unallocated_floor_) Queue(c);
+  };
+  if (!section_buffers_.empty()) {
+    for (int c : section_buffers_[U(s)]) lift(c);
+  } else {
+    for (int c : unplaced)
+      if (in_.first[U(c)] <= s && s < in_.last[U(c)]) lift(c);
+  }
+  return !params_.section_inference || value + remaining_[U(s)] <= capacity_;
+}
+
+bool Searcher::Propagate(const std::vector<int>& unplaced) {
+  bool ok = true;
+  // Drained even after a failure, so that queued_ is clear for the next node.
+  for (size_t k = 0; k < queue_.size(); ++k) {
+    const int s = queue_[k];
+    queued_[U(s)] = 0;
+    if (!ok || remaining_[U(s)] == 0) continue;
+    Bytes lowest = kNever;
+    for (int c : section_buffers_[U(s)]) {
+      if (placed_[U(c)]) continue;
+      const Bytes f = in_.fixed[U(c)];
+      lowest = std::min(lowest, f >= 0 ? f : AlignUp(base_[U(c)], in_.align[U(c)]));
+    }
+    if (lowest != kNever && lowest > floor_[U(s)]) ok = Raise(s, lowest, unplaced);
+  }
+  queue_.clear();
+  return ok;
+}
+
+bool Searcher::PlaceAndRaise(int b, Bytes offset, const std::vector<int>& unplaced,
+                             std::vector<int>& rest) {
+  Place(b, offset);
+  const Bytes top = offset + in_.size[U(b)];
+  for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) {
+    floor_trail_.emplace_back(s, floor_[U(s)]);
+    floor_[U(s)] = top;
+  }
+  if (use_unallocated_floor_) Queue(b);
+  rest.clear();
+  for (int j : unplaced) {
+    if (j == b) continue;
+    rest.push_back(j);
+    if (base_[U(j)] < top && Overlap(b, j)) {
+      base_trail_.emplace_back(j, base_[U(j)]);
+      base_[U(j)] = top;
+      if (use_unallocated_floor_) Queue(j);
+    }
+  }
+  return !use_unallocated_floor_ || Propagate(rest);
 }
 
 void Searcher::Rollback(const Mark& mark) {
@@ -242,9 +314,8 @@ bool Searcher::Branch(const std::vector<int>& unplaced, Bytes last_offset, int l
     return std::tie(x.offset, x.rank) > std::tie(y.offset, y.rank);
   };
   std::make_heap(candidates.begin(), candidates.end(), later);
-  const bool unallocated = use_unallocated_floor_;
   const bool monotonic = canonical && params_.monotonic_floor;
-  std::vector<int> rest, touched;
+  std::vector<int> rest;
   rest.reserve(unplaced.size());
   while (!candidates.empty()) {
     std::pop_heap(candidates.begin(), candidates.end(), later);
@@ -254,40 +325,8 @@ bool Searcher::Branch(const std::vector<int>& unplaced, Bytes last_offset, int l
     if (Aborting()) return false;
     ++nodes_;
     const int b = c.buffer;
-    const Bytes top = c.offset + in_.size[U(b)];
     const Mark mark = Marks();
-    Place(b, c.offset);
-    for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) {
-      floor_trail_.emplace_back(s, floor_[U(s)]);
-      floor_[U(s)] = top;
-    }
-    rest.clear();
-    touched.clear();
-    ++epoch_;
-    for (int j : unplaced) {
-      if (j == b) continue;
-      rest.push_back(j);
-      if (base_[U(j)] < top && Overlap(b, j)) {
-        base_trail_.emplace_back(j, base_[U(j)]);
-        base_[U(j)] = top;
-        if (!unallocated) continue;
-        for (int s = in_.first[U(j)]; s < in_.last[U(j)]; ++s)
-          if (mark_[U(s)] != epoch_) mark_[U(s)] = epoch_, touched.push_back(s);
-      }
-    }
-    for (int s : touched) {
-      Bytes lowest = std::numeric_limits<Bytes>::max();
-      for (int j : section_buffers_[U(s)]) {
-        if (placed_[U(j)]) continue;
-        const Bytes f = in_.fixed[U(j)];
-        lowest = std::min(lowest, f >= 0 ? f : AlignUp(base_[U(j)], in_.align[U(j)]));
-      }
-      if (lowest != std::numeric_limits<Bytes>::max() && lowest > floor_[U(s)]) {
-        floor_trail_.emplace_back(s, floor_[U(s)]);
-        floor_[U(s)] = lowest;
-      }
-    }
-    bool ok = true;
+    bool ok = PlaceAndRaise(b, c.offset, unplaced, rest);
     if (params_.section_inference) {
       // Everything still to come in a section sits on its floor (and, canonically, at or above
       // this offset).

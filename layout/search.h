@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/memory_model.h"
@@ -42,11 +44,25 @@ Instance MakeInstance(std::span<const Interval> intervals, std::span<const Bytes
 std::vector<std::vector<int>> SplitByTime(const Instance& instance, std::span<const int> buffers);
 
 // The preorders of the search (rank per buffer, lower = earlier): by the largest section total
-// the buffer covers, by lifetime width, by area (size x width), each breaking ties with the
-// others, then by index.
+// the buffer covers, by lifetime width, by area (size x width), by size, each breaking ties
+// with the others, then by index.
 std::vector<std::vector<int>> Preorders(const Instance& instance);
 
 enum class SearchOutcome { kFound, kInfeasible, kAborted };
+
+// A state of the bottom-left branching (SearchParams::failure_cache): a 128-bit hash of the
+// unplaced buffers of a time-disjoint group and the floors of the sections they cover.
+using StateKey = std::pair<std::uint64_t, std::uint64_t>;
+struct StateKeyHash {
+  size_t operator()(const StateKey& key) const { return static_cast<size_t>(key.first); }
+};
+
+// SplitMix64's finaliser: a bijection that scatters nearby inputs.
+inline std::uint64_t Mix(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
 
 // Depth-first search for offsets of one group of buffers within a capacity (all other buffers
 // are ignored). Not thread-safe itself; each SolveLayout call owns its searchers.
@@ -84,6 +100,14 @@ class Searcher {
   bool Propagate(const std::vector<int>& unplaced);
   void Queue(int b);  // b's sections, for Propagate
   bool Aborting();    // node or time limit reached (sets aborted_)
+  // SearchParams::failure_cache. The state at a node of BottomLeft is its group's unplaced
+  // buffers and the floors of the sections they cover: every base is the highest floor among
+  // the buffer's sections, and placed buffers end at or below the floors, so what can still be
+  // done depends on nothing else. A state whose search failed at a capacity fails at every
+  // capacity up to it.
+  StateKey Key(const std::vector<int>& unplaced, int lo, int hi) const;
+  bool Failed(const StateKey& key) const;  // proven to fail at capacity_
+  void Remember(const StateKey& key);      // failed at capacity_ (unless aborted)
   // Everything a node changes is trailed, so that a node can undo what its subtree did.
   struct Mark {
     size_t placed, bases, floors;
@@ -91,7 +115,11 @@ class Searcher {
   Mark Marks() const { return {placed_trail_.size(), base_trail_.size(), floor_trail_.size()}; }
   void Rollback(const Mark& mark);
   void Place(int b, Bytes offset);  // offset_, placed_ and remaining_, trailed
-  bool Free(int b) const {          // a candidate under identical_buffers
+  // The bookkeeping of a placement in either branching: places b at offset, raises its
+  // sections' floors to its top and the bases of the unplaced buffers it overlaps (rest gets
+  // unplaced less b), then the unallocated floor. False when a raised section no longer fits.
+  bool PlaceAndRaise(int b, Bytes offset, const std::vector<int>& unplaced, std::vector<int>& rest);
+  bool Free(int b) const {  // a candidate under identical_buffers
     const int t = in_.twin[static_cast<size_t>(b)];
     return !params_.identical_buffers || t < 0 || placed_[static_cast<size_t>(t)];
   }
@@ -113,10 +141,8 @@ class Searcher {
   std::vector<Bytes> floor_;      // per section: no unplaced buffer covering it can go lower
   std::vector<char> placed_;
   std::vector<std::vector<int>> section_buffers_;  // for the unallocated floor
-  std::vector<int> mark_;                          // per section: last node that touched it
   bool use_unallocated_floor_ = false;             // in this Run
   bool use_bottom_left_ = false;                   // in this Run
-  int epoch_ = 0;
   std::vector<std::pair<int, Bytes>> floor_trail_;
   std::vector<Bytes> offset_;                      // per buffer, once placed
   std::vector<std::pair<int, Bytes>> base_trail_;  // (buffer, previous base) to undo
@@ -124,6 +150,11 @@ class Searcher {
   std::vector<int> queue_;                         // sections for Propagate
   std::vector<char> queued_;                       // per section
   std::vector<int> count_;                         // per section: candidates resting there
+  std::vector<std::uint64_t> zobrist_;             // two per buffer, for Key
+  std::vector<std::uint64_t> section_salt_;        // two per section, for Key
+  // Failed states with the largest capacity each failed at; kept across Runs (preorders,
+  // rounds and probes of one SolveLayout call).
+  std::unordered_map<StateKey, Bytes, StateKeyHash> failed_;
 };
 
 }  // namespace roam::layout::detail

@@ -59,9 +59,11 @@ std::vector<SearchParams> EveryCombination() {
     p.initial_node_limit = 8;  // several rounds, so the doubling is exercised too
     all.push_back(p);
   }
-  for (int mask = 0; mask < 512; ++mask) {
+  for (int mask = 0; mask < 2048; ++mask) {
     SearchParams p;
     p.bottom_left = true;
+    p.unanswered_bisections = mask & 1024 ? 1 : 0;
+    p.failure_cache = mask & 512;
     p.portfolio = mask & 256;
     p.static_decomposition = mask & 1;
     p.dynamic_decomposition = mask & 2;
@@ -108,7 +110,7 @@ TEST(LayoutSearch, FindsTheBruteForceOptimumWhereBestFitMissesIt) {
     const Bytes optimum = BruteForceMinHeight(in, align, free);
     LayoutParams params;
     params.time_limit_s = 0;
-    LayoutResult r = SolveLayout(in, 4, params);
+    LayoutResult r = SolveLayout(in, 1, params);
     ExpectValid(in, r, 4);
     ASSERT_EQ(r.height, optimum) << trial;
     EXPECT_EQ(r.status, LayoutStatus::kOptimal);
@@ -191,6 +193,7 @@ SearchParams AllOff() {
   p.static_decomposition = p.dynamic_decomposition = p.canonical = p.dominance = false;
   p.section_inference = p.monotonic_floor = p.unallocated_floor = p.multiple_preorders = false;
   p.bottom_left = p.fewest_candidates = p.identical_buffers = false;  // capacity_search stays on
+  p.failure_cache = false;
   p.random_preorders = 0;
   return p;
 }
@@ -364,6 +367,7 @@ TEST(LayoutSearch, EachBottomLeftTechniqueShrinksTheSearch) {
   // 4,594); it is exact (EveryCombination...) and measured in perf/RESULTS.md.
   EXPECT_LT(all, NodesWithout(&SearchParams::unallocated_floor, true));
   EXPECT_LT(all, NodesWithout(&SearchParams::identical_buffers, true));
+  EXPECT_LT(all, NodesWithout(&SearchParams::failure_cache, true));
   // section_inference: without it the branch leaving space empty is cut only by the
   // capacity, and proving the hard instances optimal takes too long to be a test.
 }
@@ -385,6 +389,75 @@ TEST(LayoutSearch, BottomLeftShrinksTheSearchOnPerfectPackings) {
     without += SolveLayout(in, 16, params).nodes;
   }
   EXPECT_LT(with, without);
+}
+
+TEST(LayoutSearch, TheFailureCacheKeepsEveryOptimumOnLargerInstances) {
+  // Beyond the brute force's reach: the bottom-left search with and without the cache, and the
+  // candidate branching, all exact, must agree. The hard instances (optimum above max-live)
+  // with a few random buffers added need real search: proofs at capacities below the optimum,
+  // where the same skyline recurs through different placements, and minimising probes several
+  // capacities, so states remembered at one capacity are looked up at others.
+  std::mt19937_64 rng(14);
+  const auto hard = HardInstances();
+  std::int64_t cut = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    auto in = hard[static_cast<size_t>(trial) % hard.size()];
+    const auto extra = RandomIntervals(rng, 1 + trial % 3, 3, 10);
+    in.insert(in.end(), extra.begin(), extra.end());
+    LayoutParams params;
+    params.time_limit_s = 0;
+    params.search.portfolio = false;
+    params.search.static_decomposition = trial % 2 == 0;
+    const LayoutResult with = SolveLayout(in, 1, params);
+    params.search.failure_cache = false;
+    const LayoutResult without = SolveLayout(in, 1, params);
+    params.search.bottom_left = false;
+    const LayoutResult candidates = SolveLayout(in, 1, params);
+    ExpectValid(in, with, 1);
+    ASSERT_EQ(with.status, LayoutStatus::kOptimal) << trial;
+    ASSERT_EQ(without.status, LayoutStatus::kOptimal) << trial;
+    ASSERT_EQ(with.height, without.height) << trial;
+    ASSERT_EQ(with.height, candidates.height) << trial;
+    EXPECT_LE(with.nodes, without.nodes) << trial;
+    cut += without.nodes - with.nodes;
+  }
+  EXPECT_GT(cut, 0);
+}
+
+TEST(LayoutSearch, PreordersGiveFourDistinctOrdersOnAPerfectPacking) {
+  // Every section's total is the capacity, so ordering by it ties everywhere: the preorders
+  // by section total and by width coincide, and the one by size is what keeps the round-robin
+  // from trying the same order twice.
+  std::mt19937_64 rng(15);
+  const auto in = PerfectPacking(rng, 120, 1 << 14, 200, 32);
+  const std::vector<Bytes> align(in.size(), 32), free(in.size(), -1);
+  const auto orders = detail::Preorders(detail::MakeInstance(in, align, free));
+  ASSERT_EQ(orders.size(), 4u);
+  EXPECT_EQ(orders[0], orders[1]);
+  EXPECT_NE(orders[3], orders[0]);
+  EXPECT_NE(orders[3], orders[2]);
+}
+
+TEST(LayoutSearch, StoppingTheBisectionEarlyShrinksTheMinimisationOfPerfectPackings) {
+  // Minimising perfect packings: the bound's probe (at the capacity) decides; unanswered
+  // probes above it only spend nodes.
+  std::mt19937_64 rng(16);
+  std::int64_t stopped = 0, full = 0;
+  for (int i = 0; i < 8; ++i) {
+    auto in = PerfectPacking(rng, 60, 1 << 12, 40, 16);
+    LayoutParams params;
+    params.time_limit_s = 0;
+    params.max_nodes = 2'000'000;  // a bound on the slower variant, not an expectation
+    params.search.initial_node_limit = 50;
+    const LayoutResult r = SolveLayout(in, 16, params);
+    EXPECT_EQ(r.height, Bytes{1} << 12) << i;
+    stopped += r.nodes;
+    params.search.unanswered_bisections = 0;
+    const LayoutResult f = SolveLayout(in, 16, params);
+    EXPECT_EQ(f.height, Bytes{1} << 12) << i;
+    full += f.nodes;
+  }
+  EXPECT_LT(stopped, full);
 }
 
 TEST(LayoutSearch, DynamicDecompositionSolvesIndependentHalvesOnce) {
