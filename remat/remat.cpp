@@ -192,11 +192,11 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
 
 // "best" picks its schedule by the theoretical peak; when the layout of the pick misses the
 // budget, the retries lower the target for all methods at once, which can end above the
-// budget (or dearer) where the lookahead's own retries fit: its plan alone is kept then.
+// budget where the lookahead's own retries fit: its plan alone is kept then.
 RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
                  Schedule& greedy_state, Shared shared = {}) {
   RematResult result = PlanOnce(graph, budget, params, greedy_state, shared);
-  if (params.method != "best" || result.status == "optimal") return result;
+  if (params.method != "best" || result.feasible) return result;
   RematParams alone = params;
   alone.method = "lookahead";
   alone.time_limit_s = std::max(0.0, params.time_limit_s - result.seconds);
