@@ -193,7 +193,8 @@ void AddRematCommand(CLI::App& app, Action& action) {
   cmd->add_option("--sweep-step", options->sweep_step, "Ratio step of --sweep")
       ->check(CLI::Range(0.001, 1.0))
       ->capture_default_str();
-  cmd->add_option("--time-limit", options->time_limit, "Seconds for the exact method; 0 = none")
+  cmd->add_option("--time-limit", options->time_limit,
+                  "Seconds for the exact method and the lookahead's refinement; 0 = none")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   std::vector<std::string> methods(remat::MethodNames().begin(), remat::MethodNames().end());

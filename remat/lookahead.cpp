@@ -1,12 +1,14 @@
-// The lookahead method (docs/remat.md, "lookahead"): the base order is executed in a
-// simulation of MOCCASIN's value model (values.h) under a byte target. Before each computation
-// that would not fit, the simulation drops held values, the one with the least estimated
-// recompute cost per byte and per step until its next use first (the base order tells the
-// future, as Belady's rule uses it); a computation whose input was dropped recomputes it
-// first, recursively (a dropped input of the copy is recomputed in turn). A portfolio of
-// scores and targets is simulated, each schedule is checked by roam's own memory model, and
-// the cheapest within budget is refined by forbidding, one at a time, the drops of the ops it
-// recomputes most expensively.
+// The lookahead method (docs/remat.md, "The lookahead method"): the base order is executed in
+// a simulation of MOCCASIN's value model (values.h) under a byte target. Before each
+// computation that would not fit, the simulation drops held values, the one with the least
+// rebuild cost per byte freed and per step until its next need first (the base order tells
+// the future, as Belady's rule uses it); a computation whose input was dropped recomputes it
+// first, recursively. Where nothing is left to drop, the simulation is rerun holding the
+// dropped inputs of the value that would then free most (a hint: the decision, at the step
+// those inputs would die, that a drop at the peak cannot make). A portfolio of scores and
+// targets is simulated, each schedule is checked by roam's own memory model, and the cheapest
+// within budget is refined by forbidding, one at a time, the drops of the ops it recomputes
+// most expensively.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
