@@ -42,6 +42,9 @@ std::vector<char> Droppable(const Values& v) {
 struct Variant {
   double exponent = 1;  // of the steps until the next use in the score
   double target = 0;    // simulated bytes that may be held
+  // A value a hint holds may not be dropped before the hint's stage (else it is only needed
+  // then, and may be dropped at its rebuild cost like any other).
+  bool firm_hints = false;
 };
 
 class Simulation {
@@ -68,7 +71,11 @@ class Simulation {
     slot_.assign(U(v.n), -1);
     pending_.assign(U(v.n), {});
     seen_.assign(U(v.n), 0);
-    for (const auto& [q, until] : holds) pending_[U(q)].emplace_back(until, -1);
+    hold_until_.assign(U(v.n), -1);
+    for (const auto& [q, until] : holds) {
+      pending_[U(q)].emplace_back(until, -1);
+      hold_until_[U(q)] = std::max(hold_until_[U(q)], until);
+    }
     computations.assign(U(v.n), 0);
   }
 
@@ -212,6 +219,7 @@ class Simulation {
     double best_score = std::numeric_limits<double>::infinity();
     for (int p : held_) {
       if (pins_[U(p)] > 0 || !droppable_[U(p)] || protect_[U(p)]) continue;
+      if (variant_.firm_hints && hold_until_[U(p)] >= stage_) continue;  // a hint holds it
       const int next = NextUse(p);
       if (next == kNever) {
         best = p;
@@ -280,6 +288,7 @@ class Simulation {
   std::vector<int> held_, slot_;
   // Per value: (stage, dropped reader) for each dropped reader whose recomputation needs it.
   std::vector<std::vector<std::pair<int, int>>> pending_;
+  std::vector<int> hold_until_;  // per value: the last stage a hint holds it to
   double held_bytes_ = 0;
   int stage_ = 0;
   std::vector<int> seen_, frontier_, next_frontier_, boundary_;  // RebuildCost's search
@@ -370,12 +379,13 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
   // at their last read, so a schedule may fit the budget with a simulated peak above it).
   Variant best_variant;
   const auto b = static_cast<double>(budget);
-  for (double slack : params.lookahead_target_slacks)
-    for (double exponent : params.lookahead_exponents) {
-      if (elapsed() > time_limit_s && best.peak <= budget) break;
-      const Variant variant{exponent, b * (1 + slack)};
-      if (consider(attempt(variant))) best_variant = variant;
-    }
+  for (bool firm : {false, true})
+    for (double slack : params.lookahead_target_slacks)
+      for (double exponent : params.lookahead_exponents) {
+        if (elapsed() > time_limit_s && best.peak <= budget) break;
+        const Variant variant{exponent, b * (1 + slack), firm};
+        if (consider(attempt(variant))) best_variant = variant;
+      }
   if (best.peak > budget) return best;
 
   // Refinement: forbid dropping the op whose recomputations cost most, then the next, keeping
