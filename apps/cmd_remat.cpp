@@ -199,8 +199,8 @@ void AddRematCommand(CLI::App& app, Action& action) {
       ->capture_default_str();
   options->time_limit_flag =
       cmd->add_option("--time-limit", options->time_limit,
-                      "Seconds for the exact method; 0 = none (default: the config's "
-                      "remat.time_limit_s)")
+                      "Seconds for the exact method and the lookahead's refinement; 0 = none "
+                      "(default: the config's remat.time_limit_s)")
           ->check(CLI::NonNegativeNumber)
           ->capture_default_str();
   std::vector<std::string> methods(remat::MethodNames().begin(), remat::MethodNames().end());

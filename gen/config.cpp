@@ -134,6 +134,12 @@ const std::vector<std::string> kRematKeys = {"method",
                                              "ilp_max_computations",
                                              "ilp_window_stages",
                                              "ilp_window_time_limit_s",
+                                             "lookahead_exponents",
+                                             "lookahead_target_slacks",
+                                             "lookahead_target_retries",
+                                             "lookahead_hints",
+                                             "lookahead_refine_attempts",
+                                             "lookahead_max_computations_factor",
                                              "layout_retries",
                                              "layout_search_time_limit_s"};
 const std::vector<std::string> kRematRuleKeys = {"rng_state_kept", "state_update_skipped"};
@@ -573,6 +579,21 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
       p.ilp_window_stages = count(1);
     } else if (key == "ilp_window_time_limit_s") {
       p.ilp_window_time_limit_s = non_negative(v, path);
+    } else if (key == "lookahead_exponents" || key == "lookahead_target_slacks") {
+      if (!v.IsSequence() || v.size() == 0)
+        r.Fail(path, v, "must be a non-empty list of numbers, e.g. [0, 0.5, 1]");
+      std::vector<double> values;
+      for (size_t i = 0; i < v.size(); ++i)
+        values.push_back(non_negative(v[i], path + "[" + std::to_string(i) + "]"));
+      (key == "lookahead_exponents" ? p.lookahead_exponents : p.lookahead_target_slacks) = values;
+    } else if (key == "lookahead_target_retries") {
+      p.lookahead_target_retries = count(0);
+    } else if (key == "lookahead_hints") {
+      p.lookahead_hints = count(0);
+    } else if (key == "lookahead_refine_attempts") {
+      p.lookahead_refine_attempts = count(0);
+    } else if (key == "lookahead_max_computations_factor") {
+      p.lookahead_max_computations_factor = count(1);
     } else if (key == "layout_retries") {
       p.layout_retries = count(0);
     } else if (key == "layout_search_time_limit_s") {

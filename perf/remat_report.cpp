@@ -2,9 +2,10 @@
 // peak reached and wall time of every remat method at budgets relative to the no-remat peak,
 // on generated training graphs and on MOCCASIN-style random layered graphs. Prints Markdown.
 //
-// Usage: roam_perf_remat [--rng-state-kept] [--random-only] [--greedy-only]
+// Usage: roam_perf_remat [--rng-state-kept] [--random-only] [--greedy-only] [--only METHOD]
 // (--random-only: the random layered graphs and the training chains, not ResNet-50 / GPT-2;
-// --greedy-only: only the greedy rows and the sweep, to compare greedy changes quickly.)
+// --greedy-only: only the greedy rows and the sweep, to compare greedy changes quickly;
+// --only M: the rows of method M alone.)
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -14,44 +15,12 @@
 #include "gen/config.h"
 #include "gen/generate.h"
 #include "remat/remat.h"
+#include "tests/support/layered_graph.h"
 
 namespace roam {
 namespace {
 
 size_t U(int i) { return static_cast<size_t>(i); }
-
-// MOCCASIN's random layered graphs (its section 5.1): `layers` layers of `width` nodes; every
-// node reads 1 to 3 nodes of the previous layers (mostly the one before), output sizes and
-// durations uniform in [1, 100]. A forward/backward structure is not implied.
-Graph RandomLayered(int nodes, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  Graph g;
-  g.name = "random-layered-" + std::to_string(nodes);
-  const int width = 5;
-  g.op_costs.resize(U(nodes));
-  for (int v = 0; v < nodes; ++v) {
-    g.ops.push_back(Op{v, "node", Phase::kUnknown, {}, {}});
-    g.op_costs[U(v)] = uni(1, 100);
-    Tensor t;
-    t.ext_id = v;
-    t.size = uni(1, 100);
-    t.producer = v;
-    g.tensors.push_back(t);
-    if (v == 0) continue;
-    const int layer = v / width;
-    const int inputs = uni(1, 3);
-    for (int i = 0; i < inputs; ++i) {
-      int lo = std::max(0, (layer - (i == 0 ? 1 : 4)) * width), hi = std::max(0, layer * width - 1);
-      if (layer == 0) hi = v - 1;
-      const int u = uni(lo, std::min(hi, v - 1));
-      auto& c = g.tensors[U(u)].consumers;
-      if (std::find(c.begin(), c.end(), v) == c.end()) c.push_back(v);
-    }
-  }
-  Finalize(g, g.name);
-  return g;
-}
 
 // A training step of a chain network in the style of Checkmate's linear graphs: `layers`
 // forward ops a_i = f(a_{i-1}), a loss, and a backward op per layer reading the incoming
@@ -103,8 +72,11 @@ Graph FromConfig(const std::string& name, const std::vector<std::string>& overri
   return gen::GenerateGraph(gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name, overrides));
 }
 
+std::string only;  // --only M: the rows of method M alone
+
 void Row(const Graph& graph, double ratio, const std::string& method, bool rng_kept,
          Bytes alignment) {
+  if (!only.empty() && method != only) return;
   remat::RematParams params;
   params.method = method;
   // "greedy-lifetime": the greedy under its first ranking rule, the baseline of the current.
@@ -162,6 +134,7 @@ int main(int argc, char** argv) {
     rng_kept = rng_kept || std::string(argv[i]) == "--rng-state-kept";
     random_only = random_only || std::string(argv[i]) == "--random-only";
     greedy_only = greedy_only || std::string(argv[i]) == "--greedy-only";
+    if (std::string(argv[i]) == "--only" && i + 1 < argc) only = argv[++i];
   }
   // Rows of the methods other than the greedy's are skipped under --greedy-only.
   auto row = [&](const Graph& g, double ratio, const std::string& m, Bytes alignment) {
@@ -171,16 +144,18 @@ int main(int argc, char** argv) {
       "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds | status | "
       "bound |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (int n : {40, 100, 250, 500, 1000}) {
-    Graph g = RandomLayered(n, static_cast<unsigned>(n));
+    // MOCCASIN's random layered graphs: 5 nodes a layer, inputs from the 4 layers before.
+    Graph g = testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n));
     for (double ratio : {0.9, 0.8})
-      for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "best"}) row(g, ratio, m, 1);
+      for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "lookahead", "best"})
+        row(g, ratio, m, 1);
     if (n <= 120)  // the exact method's default ilp_max_ops
       for (double ratio : {0.9, 0.8}) row(g, ratio, "ilp", 1);
   }
   for (int layers : {12, 30, 50}) {
     Graph g = TrainingChain(layers, static_cast<unsigned>(layers));
     for (double ratio : {0.8, 0.5})
-      for (const char* m : {"greedy", "checkpoint", "ilp"}) row(g, ratio, m, 1);
+      for (const char* m : {"greedy", "checkpoint", "lookahead", "ilp"}) row(g, ratio, m, 1);
   }
   if (random_only) return 0;
   Graph resnet = FromConfig("resnet50.yaml", {"model.batch=32"});

@@ -64,6 +64,14 @@ std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& 
                                             const RematParams& params);
 MethodResult PickCheckpoint(std::span<const MethodResult> options, Bytes budget);
 
+// The base order start simulated under budget (lookahead.cpp): before a computation that
+// would not fit, drop the held value with the least estimated recompute cost per byte and per
+// step until its next use; recompute dropped inputs (recursively) where they are read. A
+// portfolio of scores and targets, checked by roam's memory model, the cheapest within budget
+// refined within time_limit_s. Status "feasible" or "infeasible" (then the lowest peak).
+MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
+                       const RematParams& params, double time_limit_s);
+
 // MOCCASIN's retention intervals on the base order start, as a MILP solved by GLPK within
 // time_limit_s, warm-started from warm where warm fits the budget and has the MILP's shape.
 // Returns warm (its method kept) unless the MILP found a cheaper schedule within budget

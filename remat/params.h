@@ -6,15 +6,16 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/types.h"
 
 namespace roam::remat {
 
-// "greedy", "checkpoint" (Chen et al.'s sqrt(n) segments), "ilp" (MOCCASIN's retention
-// intervals), "best" (the cheapest of them); docs/remat.md.
-inline constexpr std::array<std::string_view, 4> kMethodNames = {"best", "greedy", "checkpoint",
-                                                                 "ilp"};
+// "greedy", "checkpoint" (Chen et al.'s sqrt(n) segments), "lookahead", "ilp" (MOCCASIN's
+// retention intervals), "best" (the cheapest of them); docs/remat.md and remat.h.
+inline constexpr std::array<std::string_view, 5> kMethodNames = {"best", "greedy", "checkpoint",
+                                                                 "lookahead", "ilp"};
 // RematParams::greedy_score's values.
 inline constexpr std::array<std::string_view, 3> kGreedyScores = {"log", "peak", "lifetime"};
 
@@ -76,6 +77,21 @@ struct RematParams {
   // seconds one window may take.
   int ilp_window_stages = 24;
   double ilp_window_time_limit_s = 5.0;
+  // Lookahead: the span exponents of its drop score (estimated recompute cost per byte per
+  // step^exponent until the next use) and the targets above the budget (fractions) it
+  // simulates, every pair once; the cheapest schedule within budget is refined.
+  std::vector<double> lookahead_exponents = {0.0, 0.5, 1.0, 2.0};
+  std::vector<double> lookahead_target_slacks = {0.0, 0.01, 0.03};
+  // Lookahead: a simulation whose schedule roam's memory model finds over budget is rerun with
+  // its target lowered by the excess, at most this often.
+  int lookahead_target_retries = 3;
+  // Lookahead: where a simulation finds nothing left to drop, it is rerun holding the dropped
+  // inputs of the value that would then free most, at most this often per simulation.
+  int lookahead_hints = 200;
+  // Lookahead: protections tried in its refinement (one simulation each).
+  int lookahead_refine_attempts = 200;
+  // Lookahead: a simulation gives up after this many computations per op of the graph.
+  int lookahead_max_computations_factor = 20;
   // Layout tried on the rewritten graph, then llfb; if the arena still exceeds the budget,
   // the method is rerun with the budget lowered by the excess, at most this often.
   int layout_retries = 4;

@@ -106,6 +106,12 @@ remat:
   ilp_max_computations: 3
   ilp_window_stages: 17
   ilp_window_time_limit_s: 2.5
+  lookahead_exponents: [0, 1]
+  lookahead_target_slacks: [0.02]
+  lookahead_target_retries: 5
+  lookahead_hints: 6
+  lookahead_refine_attempts: 7
+  lookahead_max_computations_factor: 8
   layout_retries: 2
   layout_search_time_limit_s: 0.5
 )",
@@ -130,6 +136,12 @@ remat:
   EXPECT_EQ(r.ilp_max_computations, 3);
   EXPECT_EQ(r.ilp_window_stages, 17);
   EXPECT_DOUBLE_EQ(r.ilp_window_time_limit_s, 2.5);
+  EXPECT_EQ(r.lookahead_exponents, (std::vector<double>{0, 1}));
+  EXPECT_EQ(r.lookahead_target_slacks, (std::vector<double>{0.02}));
+  EXPECT_EQ(r.lookahead_target_retries, 5);
+  EXPECT_EQ(r.lookahead_hints, 6);
+  EXPECT_EQ(r.lookahead_refine_attempts, 7);
+  EXPECT_EQ(r.lookahead_max_computations_factor, 8);
   EXPECT_EQ(r.layout_retries, 2);
   EXPECT_DOUBLE_EQ(r.layout_search_time_limit_s, 0.5);
   EXPECT_EQ(r.alignment, 64);
@@ -144,7 +156,11 @@ TEST(ConfigRejects, BadRematKeysAndValuesNameTheField) {
   ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {greedy_max_step: 3}"),
                  {"remat.greedy_max_step", "did you mean remat.greedy_max_steps?"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {method: magic}"),
-                 {"remat.method", "must be one of best, greedy, checkpoint, ilp"});
+                 {"remat.method", "must be one of best, greedy, checkpoint, lookahead, ilp"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {lookahead_exponents: [0, -1]}"),
+                 {"remat.lookahead_exponents[1]", "must not be negative"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {lookahead_target_slacks: 0.1}"),
+                 {"remat.lookahead_target_slacks", "non-empty list"});
   ExpectMentions(ErrorOf("model: {family: gpt2}", {"remat.base_order=nope"}),
                  {"remat.base_order", "--set remat.base_order=nope", "must be one of"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {greedy_score: area}"),

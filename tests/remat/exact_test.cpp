@@ -11,6 +11,7 @@
 #include "core/memory_model.h"
 #include "remat/internal.h"
 #include "remat/remat.h"
+#include "tests/support/layered_graph.h"
 #include "tests/support/training_graph.h"
 
 namespace roam::remat {
@@ -18,31 +19,21 @@ namespace {
 
 size_t U(int i) { return static_cast<size_t>(i); }
 
-// A random DAG of n single-output ops: op v reads 1 to 3 earlier ops (mostly recent ones);
+// A random DAG of n single-output ops: op v reads op v - 1 and up to 2 more of the 4 before;
 // sizes in [1, 10], costs in [1, 5]; the last op's output is the graph output.
 Graph RandomDag(int n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  Graph g;
+  Graph g = testing::RandomLayered({.nodes = n,
+                                    .width = 1,
+                                    .back_layers = 4,
+                                    .max_inputs = 3,
+                                    .min_size = 1,
+                                    .max_size = 10,
+                                    .min_cost = 1,
+                                    .max_cost = 5,
+                                    .op_name = "aten.mm",
+                                    .last_is_output = true},
+                                   seed);
   g.name = "dag-" + std::to_string(seed);
-  g.op_costs.resize(U(n));
-  for (int v = 0; v < n; ++v) {
-    g.ops.push_back(Op{v, "aten.mm", Phase::kUnknown, {}, {}});
-    g.op_costs[U(v)] = uni(1, 5);
-    Tensor t;
-    t.ext_id = v;
-    t.size = uni(1, 10);
-    t.producer = v;
-    g.tensors.push_back(t);
-    if (v == 0) continue;
-    for (int i = uni(1, 3); i > 0; --i) {
-      const int u = std::max(0, v - uni(1, 4));
-      auto& c = g.tensors[U(u)].consumers;
-      if (std::find(c.begin(), c.end(), v) == c.end()) c.push_back(v);
-    }
-  }
-  g.tensors.back().output = true;
-  Finalize(g, g.name);
   return g;
 }
 
