@@ -141,7 +141,8 @@ const std::vector<std::string> kRematKeys = {"method",
                                              "lookahead_refine_attempts",
                                              "lookahead_max_computations_factor",
                                              "layout_retries",
-                                             "layout_search_time_limit_s"};
+                                             "layout_search_time_limit_s",
+                                             "layout_search_max_nodes"};
 const std::vector<std::string> kRematRuleKeys = {"rng_state_kept", "state_update_skipped"};
 // Flat planner keys of earlier configs, and where they live now.
 const std::vector<std::pair<std::string, std::string>> kMovedPlannerKeys = {
@@ -598,6 +599,8 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
       p.layout_retries = count(0);
     } else if (key == "layout_search_time_limit_s") {
       p.layout_search_time_limit_s = non_negative(v, path);
+    } else if (key == "layout_search_max_nodes") {
+      p.layout_search_max_nodes = r.Integer(v, path, 0);
     }
   }
 }

@@ -98,6 +98,9 @@ struct RematParams {
   // Seconds of layout search (layout/layout.h) per attempt when best-fit and llfb both miss
   // the schedule's theoretical peak; 0: none.
   double layout_search_time_limit_s = 1.0;
+  // ... and at most this many search nodes per attempt (0: no limit): with a node limit and no
+  // binding time limit, the plan does not depend on the machine's speed or load.
+  std::int64_t layout_search_max_nodes = 0;
 };
 
 }  // namespace roam::remat

@@ -83,9 +83,7 @@ MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
 
 }  // namespace
 
-std::span<const std::string_view> MethodNames() {
-  return kMethodNames;
-}
+std::span<const std::string_view> MethodNames() { return kMethodNames; }
 
 Bytes NoRematPeak(const Graph& graph, const RematParams& params) {
   MemoryModel model = BuildMemoryModel(graph, params.alignment);
@@ -140,6 +138,7 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
       // that would otherwise cost a retry (a lower target, more recomputation).
       layout::LayoutParams lp;
       lp.time_limit_s = params.layout_search_time_limit_s;
+      lp.max_nodes = params.layout_search_max_nodes;
       const layout::LayoutResult l =
           layout::SolveLayout(intervals, params.alignment, lp, std::span<const Bytes>(offsets));
       if (l.call == layout::LayoutCall::kOk && l.height < actual) {

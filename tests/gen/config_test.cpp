@@ -114,6 +114,7 @@ remat:
   lookahead_max_computations_factor: 8
   layout_retries: 2
   layout_search_time_limit_s: 0.5
+  layout_search_max_nodes: 1000
 )",
                          "c.yaml");
   const remat::RematParams& r = c.remat;
@@ -144,6 +145,7 @@ remat:
   EXPECT_EQ(r.lookahead_max_computations_factor, 8);
   EXPECT_EQ(r.layout_retries, 2);
   EXPECT_DOUBLE_EQ(r.layout_search_time_limit_s, 0.5);
+  EXPECT_EQ(r.layout_search_max_nodes, 1000);
   EXPECT_EQ(r.alignment, 64);
   // Unset, every field keeps its default.
   const remat::RematParams d = ParseConfig("model: {family: gpt2}", "c").remat;

@@ -153,9 +153,13 @@ TEST(Lookahead, FitsARandomLayeredGraphWhereTheGreedyStops) {
   const Graph g = testing::RandomLayered({.nodes = 500}, 500);
   RematParams params;
   params.alignment = 1;
-  // No time limit: the lookahead's refinement then stops on its attempt count alone, so the
-  // result does not depend on how loaded the machine is (sanitizer builds run far slower).
+  // No time limits: the lookahead's refinement stops on its attempt count and the layout
+  // search on its node count alone, so the result does not depend on how fast or loaded the
+  // machine is (sanitizer builds run many times slower). Whether the arena fits depends on
+  // that search: best-fit and llfb leave both methods' schedules above the budget.
   params.time_limit_s = 1e8;
+  params.layout_search_time_limit_s = 1e6;
+  params.layout_search_max_nodes = 100'000;
   const Bytes budget = NoRematPeak(g, params) * 8 / 10;
   params.method = "greedy";
   EXPECT_FALSE(PlanRemat(g, budget, params).feasible);
