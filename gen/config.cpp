@@ -253,6 +253,20 @@ class Reader {
     return value;
   }
 
+  double NonNegative(const YAML::Node& node, const std::string& path) const {
+    const double d = Number(node, path);
+    if (d < 0.0) Fail(path, node, "must not be negative, got " + node.Scalar());
+    return d;
+  }
+
+  // A nested section (planner.partition, remat.rule): a mapping with only the given keys.
+  const YAML::Node& Subsection(const YAML::Node& node, const std::string& path,
+                               const std::vector<std::string>& keys) const {
+    if (!node.IsMap()) Fail(path, node, "must be a mapping of keys to values");
+    CheckKeys(node, path, keys);
+    return node;
+  }
+
   bool Bool(const YAML::Node& node, const std::string& path) const {
     const std::string text = Scalar(node, path, "true or false");
     if (text == "true" || text == "True" || text == "yes") return true;
@@ -390,10 +404,6 @@ void ReadTraining(const Reader& r, const YAML::Node& node, TrainingConfig& t) {
     const std::string key = it->first.Scalar();
     const std::string path = "training." + key;
     const YAML::Node v = it->second;  // a copy: the iterator yields temporaries
-    auto non_negative = [&](double x) {
-      if (x < 0.0) r.Fail(path, v, "must not be negative, got " + v.Scalar());
-      return x;
-    };
     auto beta = [&](double x) {
       if (x < 0.0 || x >= 1.0) r.Fail(path, v, "must be in [0, 1), got " + v.Scalar());
       return x;
@@ -403,11 +413,11 @@ void ReadTraining(const Reader& r, const YAML::Node& node, TrainingConfig& t) {
       t.lr = r.Number(v, path);
       if (t.lr <= 0.0) r.Fail(path, v, "must be positive, got " + v.Scalar());
     } else if (key == "momentum")
-      t.momentum = non_negative(r.Number(v, path));
+      t.momentum = r.NonNegative(v, path);
     else if (key == "nesterov")
       t.nesterov = r.Bool(v, path);
     else if (key == "weight_decay")
-      t.weight_decay = non_negative(r.Number(v, path));
+      t.weight_decay = r.NonNegative(v, path);
     else if (key == "beta1")
       t.beta1 = beta(r.Number(v, path));
     else if (key == "beta2")
@@ -430,23 +440,13 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
     const std::string key = it->first.Scalar();
     const std::string path = "planner." + key;
     const YAML::Node v = it->second;  // a copy: the iterator yields temporaries
-    auto non_negative = [&](const YAML::Node& x, const std::string& at) {
-      const double d = r.Number(x, at);
-      if (d < 0.0) r.Fail(at, x, "must not be negative, got " + x.Scalar());
-      return d;
-    };
-    auto section = [&](const std::vector<std::string>& keys) {
-      if (!v.IsMap()) r.Fail(path, v, "must be a mapping of keys to values");
-      r.CheckKeys(v, path, keys);
-      return v;
-    };
     if (key == "mode") {
       const std::string text = r.Scalar(v, path, "roam or model");
       if (!ParseOptimizeMode(text, &p.mode)) r.Fail(path, v, "must be roam or model, got " + text);
     } else if (key == "threads") {
       p.threads = static_cast<int>(r.Integer(v, path, 0));
     } else if (key == "time_limit") {
-      p.time_limit = non_negative(v, path);
+      p.time_limit = r.NonNegative(v, path);
     } else if (key == "alignment") {
       p.alignment = r.Integer(v, path, 1, kMaxAlignment);
     } else if (key == "bound_shortcut") {
@@ -456,18 +456,18 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
     } else if (key == "defer_update_tails") {
       p.defer_update_tails = r.Bool(v, path);
     } else if (key == "solver_overshoot") {
-      p.solver_overshoot = non_negative(v, path);
+      p.solver_overshoot = r.NonNegative(v, path);
     } else if (key == "partition") {
-      const YAML::Node sec = section(kPartitionKeys);
+      const YAML::Node& sec = r.Subsection(v, path, kPartitionKeys);
       for (auto jt = sec.begin(); jt != sec.end(); ++jt) {
         const std::string k = jt->first.Scalar(), at = path + "." + k;
         const YAML::Node x = jt->second;
         if (k == "node_limit") {
           p.partition.node_limit = static_cast<int>(r.Integer(x, at, 1));
         } else if (k == "alpha") {
-          p.partition.alpha = non_negative(x, at);
+          p.partition.alpha = r.NonNegative(x, at);
         } else if (k == "delay_radius") {
-          p.partition.delay_radius = non_negative(x, at);
+          p.partition.delay_radius = r.NonNegative(x, at);
         } else if (k == "update_placement") {
           const std::string text = r.Scalar(x, at, "scheduled, when-ready, at-end or split");
           bool found = false;
@@ -481,19 +481,19 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
         }
       }
     } else if (key == "leaf_order") {
-      const YAML::Node sec = section(kLeafOrderKeys);
+      const YAML::Node& sec = r.Subsection(v, path, kLeafOrderKeys);
       for (auto jt = sec.begin(); jt != sec.end(); ++jt) {
         const std::string k = jt->first.Scalar(), at = path + "." + k;
         if (k == "enabled") p.leaf_order.enabled = r.Bool(jt->second, at);
-        if (k == "time_limit") p.leaf_order.time_limit = non_negative(jt->second, at);
+        if (k == "time_limit") p.leaf_order.time_limit = r.NonNegative(jt->second, at);
       }
     } else if (key == "leaf_layout") {
-      const YAML::Node sec = section(kLeafLayoutKeys);
+      const YAML::Node& sec = r.Subsection(v, path, kLeafLayoutKeys);
       for (auto jt = sec.begin(); jt != sec.end(); ++jt) {
         const std::string k = jt->first.Scalar(), at = path + "." + k;
         if (k == "enabled") p.leaf_layout.enabled = r.Bool(jt->second, at);
         if (k == "bottom_left") p.leaf_layout.bottom_left = r.Bool(jt->second, at);
-        if (k == "time_limit") p.leaf_layout.time_limit = non_negative(jt->second, at);
+        if (k == "time_limit") p.leaf_layout.time_limit = r.NonNegative(jt->second, at);
         if (k == "max_storages")
           p.leaf_layout.max_storages = static_cast<int>(r.Integer(jt->second, at, 0));
         if (k == "engine") {
@@ -504,12 +504,12 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
         }
       }
     } else if (key == "final_layout") {
-      const YAML::Node sec = section(kFinalLayoutKeys);
+      const YAML::Node& sec = r.Subsection(v, path, kFinalLayoutKeys);
       for (auto jt = sec.begin(); jt != sec.end(); ++jt) {
         const std::string k = jt->first.Scalar(), at = path + "." + k;
         if (k == "enabled") p.final_layout.enabled = r.Bool(jt->second, at);
         if (k == "bottom_left") p.final_layout.bottom_left = r.Bool(jt->second, at);
-        if (k == "time_limit") p.final_layout.time_limit = non_negative(jt->second, at);
+        if (k == "time_limit") p.final_layout.time_limit = r.NonNegative(jt->second, at);
       }
     }
   }
@@ -521,11 +521,6 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
     const std::string key = it->first.Scalar();
     const std::string path = "remat." + key;
     const YAML::Node v = it->second;  // a copy: the iterator yields temporaries
-    auto non_negative = [&](const YAML::Node& x, const std::string& at) {
-      const double d = r.Number(x, at);
-      if (d < 0.0) r.Fail(at, x, "must not be negative, got " + x.Scalar());
-      return d;
-    };
     auto count = [&](std::int64_t min) {
       return static_cast<int>(r.Integer(v, path, min, std::numeric_limits<int>::max()));
     };
@@ -541,12 +536,11 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
     if (key == "method") {
       p.method = one_of(remat::kMethodNames, "a method name");
     } else if (key == "time_limit_s") {
-      p.time_limit_s = non_negative(v, path);
+      p.time_limit_s = r.NonNegative(v, path);
     } else if (key == "base_order") {
       p.base_order = one_of(OrderNames(), "an order name");
     } else if (key == "rule") {
-      if (!v.IsMap()) r.Fail(path, v, "must be a mapping of keys to values");
-      r.CheckKeys(v, path, kRematRuleKeys);
+      r.Subsection(v, path, kRematRuleKeys);
       for (auto jt = v.begin(); jt != v.end(); ++jt) {
         const std::string k = jt->first.Scalar(), at = path + "." + k;
         if (k == "rng_state_kept") p.rule.rng_state_kept = r.Bool(jt->second, at);
@@ -571,7 +565,7 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
     } else if (key == "greedy_swap_repair_steps") {
       p.greedy_swap_repair_steps = count(0);
     } else if (key == "checkpoint_max_segments_factor") {
-      p.checkpoint_max_segments_factor = non_negative(v, path);
+      p.checkpoint_max_segments_factor = r.NonNegative(v, path);
     } else if (key == "ilp_max_ops") {
       p.ilp_max_ops = count(0);
     } else if (key == "ilp_max_computations") {
@@ -579,13 +573,13 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
     } else if (key == "ilp_window_stages") {
       p.ilp_window_stages = count(1);
     } else if (key == "ilp_window_time_limit_s") {
-      p.ilp_window_time_limit_s = non_negative(v, path);
+      p.ilp_window_time_limit_s = r.NonNegative(v, path);
     } else if (key == "lookahead_exponents" || key == "lookahead_target_slacks") {
       if (!v.IsSequence() || v.size() == 0)
         r.Fail(path, v, "must be a non-empty list of numbers, e.g. [0, 0.5, 1]");
       std::vector<double> values;
       for (size_t i = 0; i < v.size(); ++i)
-        values.push_back(non_negative(v[i], path + "[" + std::to_string(i) + "]"));
+        values.push_back(r.NonNegative(v[i], path + "[" + std::to_string(i) + "]"));
       (key == "lookahead_exponents" ? p.lookahead_exponents : p.lookahead_target_slacks) = values;
     } else if (key == "lookahead_target_retries") {
       p.lookahead_target_retries = count(0);
@@ -598,7 +592,7 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
     } else if (key == "layout_retries") {
       p.layout_retries = count(0);
     } else if (key == "layout_search_time_limit_s") {
-      p.layout_search_time_limit_s = non_negative(v, path);
+      p.layout_search_time_limit_s = r.NonNegative(v, path);
     } else if (key == "layout_search_max_nodes") {
       p.layout_search_max_nodes = r.Integer(v, path, 0);
     }
