@@ -9,6 +9,9 @@
 
 namespace roam::remat::detail {
 
+// The order every method starts from: params.base_order on graph, one computation per op.
+Schedule BaseSchedule(const Graph& graph, const RematParams& params);
+
 // A schedule's rewritten graph with its memory model and lifetimes under the schedule.
 struct Evaluated {
   Rewritten rewritten;

@@ -15,17 +15,19 @@
 #include "remat/internal.h"
 
 namespace roam::remat {
+
+Schedule detail::BaseSchedule(const Graph& graph, const RematParams& params) {
+  MemoryModel model = BuildMemoryModel(graph, params.alignment);
+  return ScheduleOrder(params.base_order, graph, model);
+}
+
 namespace {
 
+using detail::BaseSchedule;
 using detail::MethodResult;
 
 double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-Schedule BaseSchedule(const Graph& graph, const RematParams& params) {
-  MemoryModel model = BuildMemoryModel(graph, params.alignment);
-  return ScheduleOrder(params.base_order, graph, model);
 }
 
 // Of two results for one budget: the one within it at less compute, else the lower peak.
@@ -98,8 +100,8 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
   if (std::find(MethodNames().begin(), MethodNames().end(), params.method) == MethodNames().end())
     throw InputError("unknown remat method \"" + params.method + "\"");
   if (params.alignment <= 0) throw InputError("alignment must be positive");
-  if (params.greedy_score != "log" && params.greedy_score != "peak" &&
-      params.greedy_score != "lifetime")
+  if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy_score) ==
+      kGreedyScores.end())
     throw InputError("unknown greedy score \"" + params.greedy_score + "\" (log, peak, lifetime)");
   RematResult result;
   result.budget = budget;

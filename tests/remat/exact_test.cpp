@@ -73,11 +73,6 @@ Graph Chain(int layers) {
   return g;
 }
 
-Schedule Base(const Graph& g, const RematParams& params) {
-  MemoryModel m = BuildMemoryModel(g, params.alignment);
-  return ScheduleOrder(params.base_order, g, m);
-}
-
 // Brute force over the exact method's search space: the base order, and each op recomputed
 // at most once, right before any later original up to its last original reader
 // (recomputations of one gap in base order).
@@ -144,7 +139,7 @@ TEST(Exact, EqualsBruteForceOverItsSearchSpaceAtInfeasibleTightAndLooseBudgets) 
   params.alignment = 1;
   int tight_with_recompute = 0;
   for (const Graph& g : graphs) {
-    const Schedule base = Base(g, params);
+    const Schedule base = detail::BaseSchedule(g, params);
     const Bytes no_remat = NoRematPeak(g, params);
     const Oracle all = BruteForce(g, base, std::numeric_limits<Bytes>::max());
     for (Bytes budget : {all.min_peak - 1, all.min_peak, (all.min_peak + no_remat) / 2, no_remat}) {
@@ -252,7 +247,8 @@ TEST(Exact, ProvesAnOptimumOnA40OpDag) {
   RematParams params;
   params.alignment = 1;
   const Bytes budget = NoRematPeak(g, params) * 95 / 100;
-  detail::MethodResult r = detail::Exact(g, Base(g, params), budget, params, NoWarm(), 30);
+  detail::MethodResult r =
+      detail::Exact(g, detail::BaseSchedule(g, params), budget, params, NoWarm(), 30);
   EXPECT_EQ(r.status, "optimal");
   EXPECT_EQ(r.method, "ilp");
   EXPECT_LE(r.peak, budget);

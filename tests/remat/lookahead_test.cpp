@@ -23,11 +23,6 @@ namespace {
 
 size_t U(int i) { return static_cast<size_t>(i); }
 
-Schedule Base(const Graph& g, const RematParams& params) {
-  MemoryModel m = BuildMemoryModel(g, params.alignment);
-  return ScheduleOrder(params.base_order, g, m);
-}
-
 Graph TinyDag(int n, unsigned seed) {
   return testing::RandomLayered({.nodes = n,
                                  .width = 2,
@@ -84,7 +79,7 @@ TEST(Lookahead, NeverBeatsBruteForceNorExceedsTheBudgetOnTinyGraphs) {
   int matched_with_recompute = 0;
   for (unsigned seed = 1; seed <= 6; ++seed) {
     const Graph g = TinyDag(6, seed);
-    const Schedule base = Base(g, params);
+    const Schedule base = detail::BaseSchedule(g, params);
     const Bytes no_remat = NoRematPeak(g, params);
     for (Bytes budget : {no_remat, no_remat * 9 / 10, no_remat * 8 / 10, no_remat * 7 / 10}) {
       SCOPED_TRACE(g.name + " seed " + std::to_string(seed) + " budget " + std::to_string(budget));
@@ -140,7 +135,7 @@ TEST(Lookahead, IsDeterministic) {
   RematParams params;
   params.alignment = 1;
   const Bytes budget = NoRematPeak(g, params) * 85 / 100;
-  const Schedule base = Base(g, params);
+  const Schedule base = detail::BaseSchedule(g, params);
   const detail::MethodResult a = detail::Lookahead(g, base, budget, params, 1e8);
   const detail::MethodResult b = detail::Lookahead(g, base, budget, params, 1e8);
   EXPECT_EQ(a.schedule, b.schedule);
