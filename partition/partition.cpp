@@ -7,6 +7,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/op_names.h"
+
 namespace roam {
 namespace {
 
@@ -18,19 +20,6 @@ bool ContainsNoCase(std::string_view text, std::string_view needle) {
            std::tolower(static_cast<unsigned char>(b));
   });
   return it != text.end();
-}
-
-// aten spells in-place variants with one trailing underscore: "aten.add_.Tensor", "mul_".
-bool IsInPlaceName(std::string_view name) {
-  size_t start = 0;
-  while (start <= name.size()) {
-    size_t end = name.find('.', start);
-    if (end == std::string_view::npos) end = name.size();
-    std::string_view part = name.substr(start, end - start);
-    if (part.size() >= 2 && part.back() == '_' && part[part.size() - 2] != '_') return true;
-    start = end + 1;
-  }
-  return false;
 }
 
 std::vector<Step> PositionsOf(std::span<const OpId> order, int num_ops) {
@@ -519,7 +508,7 @@ class Partitioner {
     std::vector<char> head(U(n_), 0);
     for (int b = 0; b < nb; ++b) {
       const std::vector<OpId> ops = tree_.branches[U(b)].ops;  // in order: preds first
-      std::vector<char> owned(model_.storages.size(), 0);       // created by head ops
+      std::vector<char> owned(model_.storages.size(), 0);      // created by head ops
       bool grew = true;
       while (grew) {
         grew = false;

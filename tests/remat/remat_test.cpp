@@ -170,6 +170,21 @@ TEST(Recomputable, ABatchNormIsRecomputedWithoutItsRunningStatisticsUpdate) {
   EXPECT_THROW(Rewrite(other.g, twice), std::invalid_argument);
 }
 
+// Exporters may spell an op with its overload ("aten.native_dropout.default"); the rules read
+// the op part (core/op_names.h), so both spellings are treated alike.
+TEST(Recomputable, AnOverloadSpellingFollowsTheSameRules) {
+  const testing::StateWriterGraph bn =
+      testing::MakeStateWriterGraph("aten.native_batch_norm.default");
+  EXPECT_TRUE(IsRecomputable(bn.g, bn.writer));
+  EXPECT_TRUE(IsSkippedStateUpdate(bn.g, bn.writer, bn.update));
+  testing::StateWriterGraph s = testing::MakeStateWriterGraph("aten.some_op");
+  s.g.ops[U(s.relu)].name = "aten.native_dropout.default";
+  EXPECT_FALSE(IsRecomputable(s.g, s.relu));
+  RecomputeRule kept;
+  kept.rng_state_kept = true;
+  EXPECT_TRUE(IsRecomputable(s.g, s.relu, kept));
+}
+
 TEST(Recomputable, DropoutOnlyWhenItsRngStateIsKept) {
   gen::Config config = gen::ParseConfig(
       "model: {family: gpt2, n_layer: 1, n_embd: 32, n_head: 2, seq_len: 8, n_positions: 8, "
