@@ -102,6 +102,7 @@ remat:
   greedy_swap_attempts: 14
   greedy_swap_repair_steps: 15
   checkpoint_max_segments_factor: 1.5
+  checkpoint_cuts: insensitive
   ilp_max_ops: 16
   ilp_max_computations: 3
   ilp_window_stages: 17
@@ -133,6 +134,7 @@ remat:
   EXPECT_EQ(r.greedy_swap_attempts, 14);
   EXPECT_EQ(r.greedy_swap_repair_steps, 15);
   EXPECT_DOUBLE_EQ(r.checkpoint_max_segments_factor, 1.5);
+  EXPECT_EQ(r.checkpoint_cuts, "insensitive");
   EXPECT_EQ(r.ilp_max_ops, 16);
   EXPECT_EQ(r.ilp_max_computations, 3);
   EXPECT_EQ(r.ilp_window_stages, 17);
