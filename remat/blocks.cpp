@@ -149,13 +149,24 @@ class BlockPass {
                   drop.begin() + static_cast<std::ptrdiff_t>(j), 1);
       i = j;
     }
+    // The dropped runs are candidates too, so that the incumbent's own choice is among them
+    // and may be combined with others.
     Schedule rest;
+    std::vector<Candidate> runs;
     double removed = 0;
     for (size_t i = 0; i < schedule.size(); ++i) {
-      if (drop[i])
-        removed += costs_[U(schedule[i])];
-      else
+      if (!drop[i]) {
         rest.push_back(schedule[i]);
+        continue;
+      }
+      removed += costs_[U(schedule[i])];
+      const auto at = static_cast<Step>(rest.size());
+      if (i == 0 || !drop[i - 1] || runs.empty() || runs.back().at != at) {
+        runs.emplace_back();
+        runs.back().at = at;
+      }
+      runs.back().ops.push_back(schedule[i]);
+      runs.back().cost += costs_[U(schedule[i])];
     }
     if (removed <= 0 || !state_.Reset(rest)) return false;
     const std::vector<Bytes> base = state_.Profile();
@@ -170,7 +181,7 @@ class BlockPass {
       schedule = std::move(rest);
       return true;
     }
-    std::vector<Option> options = Options(group_of_op, g, rest, base, excess);
+    std::vector<Option> options = Options(group_of_op, g, rest, base, excess, std::move(runs));
     if (options.empty()) return false;
     // Dearest first: the cost bound cuts the tree early.
     std::stable_sort(options.begin(), options.end(),
@@ -206,10 +217,11 @@ class BlockPass {
     return costs;
   }
 
-  // The greedy's evictions at the excess steps whose copies are all ops of the group, with
-  // what each alone frees at every excess step.
+  // The greedy's evictions at the excess steps that recompute an op of the group, and the
+  // dropped runs, with what each alone frees at every excess step.
   std::vector<Option> Options(const std::vector<int>& group_of_op, int g, const Schedule& rest,
-                              const std::vector<Bytes>& base, const std::vector<Step>& excess) {
+                              const std::vector<Bytes>& base, const std::vector<Step>& excess,
+                              std::vector<Candidate> runs) {
     std::map<std::pair<Step, std::vector<OpId>>, Candidate> unique;
     const size_t splits = std::min<size_t>(excess.size(), U(params_.blocks_split_steps));
     for (size_t j = 0; j < splits; ++j) {
@@ -232,6 +244,12 @@ class BlockPass {
                      [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
     if (pool.size() > U(params_.blocks_max_candidates))
       pool.resize(U(params_.blocks_max_candidates));
+    for (Candidate& run : runs) {
+      const bool known = std::any_of(pool.begin(), pool.end(), [&](const Candidate& c) {
+        return c.at == run.at && c.ops == run.ops;
+      });
+      if (!known) pool.push_back(std::move(run));
+    }
     std::vector<Option> options;
     for (Candidate& c : pool) {
       if (!state_.Reset(rest) || !state_.CanInsert(c.at, c.ops) || !state_.Insert(c.at, c.ops))
