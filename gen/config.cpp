@@ -137,6 +137,7 @@ const std::vector<std::string> kRematKeys = {"method",
                                              "blocks_max_candidates",
                                              "blocks_search_nodes",
                                              "blocks_verifications",
+                                             "blocks_in_sweep",
                                              "ilp_max_ops",
                                              "ilp_max_computations",
                                              "ilp_window_stages",
@@ -585,6 +586,8 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
       p.blocks_search_nodes = r.Integer(v, path, 1);
     } else if (key == "blocks_verifications") {
       p.blocks_verifications = count(1);
+    } else if (key == "blocks_in_sweep") {
+      p.blocks_in_sweep = r.Bool(v, path);
     } else if (key == "checkpoint_cuts") {
       p.checkpoint_cuts = one_of(remat::kCheckpointCuts, "a cut rule");
     } else if (key == "ilp_max_ops") {

@@ -234,8 +234,10 @@ RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& param
 }
 
 std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
-                              const RematParams& params) {
+                              const RematParams& sweep_params) {
   const auto started = std::chrono::steady_clock::now();
+  RematParams params = sweep_params;
+  if (params.method == "best" && !params.blocks_in_sweep) params.blocks_rounds = 0;
   const Bytes reference = NoRematPeak(graph, params);
   std::vector<Bytes> budgets;
   for (double ratio : ratios)
