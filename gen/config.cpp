@@ -118,6 +118,14 @@ const std::vector<std::string> kRematKeys = {"method",
                                              "greedy_swap_attempts",
                                              "greedy_swap_repair_steps",
                                              "checkpoint_max_segments_factor",
+                                             "checkpoint_cuts",
+                                             "blocks_rounds",
+                                             "blocks_group_ops",
+                                             "blocks_split_steps",
+                                             "blocks_max_candidates",
+                                             "blocks_search_nodes",
+                                             "blocks_verifications",
+                                             "blocks_in_sweep",
                                              "ilp_max_ops",
                                              "ilp_max_computations",
                                              "ilp_window_stages",
@@ -417,6 +425,22 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
       p.greedy_swap_repair_steps = count(0);
     } else if (key == "checkpoint_max_segments_factor") {
       p.checkpoint_max_segments_factor = r.NonNegative(v, path);
+    } else if (key == "blocks_rounds") {
+      p.blocks_rounds = count(0);
+    } else if (key == "blocks_group_ops") {
+      p.blocks_group_ops = count(1);
+    } else if (key == "blocks_split_steps") {
+      p.blocks_split_steps = count(1);
+    } else if (key == "blocks_max_candidates") {
+      p.blocks_max_candidates = count(1);
+    } else if (key == "blocks_search_nodes") {
+      p.blocks_search_nodes = r.Integer(v, path, 1);
+    } else if (key == "blocks_verifications") {
+      p.blocks_verifications = count(1);
+    } else if (key == "blocks_in_sweep") {
+      p.blocks_in_sweep = r.Bool(v, path);
+    } else if (key == "checkpoint_cuts") {
+      p.checkpoint_cuts = one_of(remat::kCheckpointCuts, "a cut rule");
     } else if (key == "ilp_max_ops") {
       p.ilp_max_ops = count(0);
     } else if (key == "ilp_max_computations") {

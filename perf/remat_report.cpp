@@ -85,6 +85,17 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
     params.greedy_score = "lifetime";
     params.greedy_count_siblings = false;
   }
+  // "checkpoint-ops" / "checkpoint-insensitive": the checkpoint with one cut rule only (the
+  // first, by op count, is the baseline of the cuts at the memory-insensitive ops).
+  if (method == "checkpoint-ops" || method == "checkpoint-insensitive") {
+    params.method = "checkpoint";
+    params.checkpoint_cuts = method.substr(11);
+  }
+  // "best-no-blocks": best without its block pass, the baseline of the pass.
+  if (method == "best-no-blocks") {
+    params.method = "best";
+    params.blocks_rounds = 0;
+  }
 
   params.alignment = alignment;
   params.rule.rng_state_kept = rng_kept;
@@ -160,11 +171,13 @@ int main(int argc, char** argv) {
   if (random_only) return 0;
   Graph resnet = FromConfig("resnet50.yaml", {"model.batch=32"});
   for (double ratio : {0.9, 0.8, 1.0 / 3})
-    for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "best", "ilp"})
+    for (const char* m : {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive",
+                          "checkpoint", "blocks", "best-no-blocks", "best", "ilp"})
       row(resnet, ratio, m, 512);
   Graph gpt = FromConfig("gpt2-xl.yaml");
   for (double ratio : {0.9, 0.8, 0.5})
-    for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "best"})
+    for (const char* m : {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive",
+                          "checkpoint", "blocks", "best-no-blocks", "best"})
       row(gpt, ratio, m, 512);
   Curve(gpt, rng_kept, 512);
   return 0;

@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
+#include "partition/partition.h"
 #include "remat/internal.h"
 
 namespace roam::remat::detail {
@@ -124,13 +126,57 @@ std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& 
   const size_t m = fwd.size();
   const auto max_k = static_cast<size_t>(
       std::ceil(params.checkpoint_max_segments_factor * std::sqrt(static_cast<double>(m))));
+  const bool by_ops = params.checkpoint_cuts != "insensitive";
+  const bool by_boundaries = params.checkpoint_cuts != "ops";
+  // Chen et al. cut at the forward's memory-insensitive ops: there only the op's own output
+  // is live, so a segment's checkpoint is all it leaves behind. The partition finds them; a
+  // cut after such an op keeps its output.
+  std::vector<size_t> boundaries;  // cut positions in fwd: after an insensitive op
+  std::vector<double> weight;      // per cut position: forward bytes made before it
+  if (by_boundaries && m > 0) {
+    try {
+      const MemoryModel model = BuildMemoryModel(graph, params.alignment);
+      const SubgraphTree tree = PartitionGraph(graph, model, start);
+      std::vector<char> insensitive(U(graph.num_ops()), 0);
+      for (OpId op : tree.insensitive) insensitive[U(op)] = 1;
+      weight.assign(m + 1, 0.0);
+      for (size_t i = 0; i < m; ++i) {
+        double bytes = 0;
+        for (TensorId t : graph.ops[U(fwd[i])].outputs)
+          if (graph.tensors[U(t)].alias_of == kNoTensor)
+            bytes += static_cast<double>(graph.tensors[U(t)].size);
+        weight[i + 1] = weight[i] + bytes;
+        if (insensitive[U(fwd[i])] && i + 1 < m) boundaries.push_back(i + 1);
+      }
+    } catch (const std::invalid_argument&) {
+      boundaries.clear();  // no partition of this order: the op-count cuts only
+    }
+  }
   // Segment counts in a geometric progression (x1.25): the curve of peak against k is flat
   // enough that every k is not worth an evaluation of the whole graph each.
   for (size_t k = 1; k <= std::min(max_k, m); k = std::max(k + 1, k * 5 / 4)) {
-    std::vector<size_t> cuts;
-    for (size_t j = 0; j <= k; ++j) cuts.push_back(j * m / k);
-    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    add(Segmented(graph, deps, start, fwd, is_forward, cuts, params));
+    if (by_ops) {
+      std::vector<size_t> cuts;
+      for (size_t j = 0; j <= k; ++j) cuts.push_back(j * m / k);
+      cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+      add(Segmented(graph, deps, start, fwd, is_forward, cuts, params));
+    }
+    if (!boundaries.empty() && k <= boundaries.size() + 1) {
+      // k segments evenly by the forward bytes between them: the boundary nearest each
+      // j/k of the bytes (the segments' saved activations are what the backward holds).
+      std::vector<size_t> cuts = {0};
+      for (size_t j = 1; j < k; ++j) {
+        const double target = weight[m] * static_cast<double>(j) / static_cast<double>(k);
+        auto it = std::lower_bound(boundaries.begin(), boundaries.end(), target,
+                                   [&](size_t b, double w) { return weight[b] < w; });
+        if (it == boundaries.end() ||
+            (it != boundaries.begin() && target - weight[*(it - 1)] < weight[*it] - target))
+          --it;
+        if (*it > cuts.back()) cuts.push_back(*it);
+      }
+      cuts.push_back(m);
+      add(Segmented(graph, deps, start, fwd, is_forward, cuts, params));
+    }
   }
   return options;
 }

@@ -14,13 +14,6 @@ namespace roam::remat::detail {
 namespace {
 size_t U(int i) { return static_cast<size_t>(i); }
 
-struct Candidate {
-  double score = 0;
-  double cost = 0;        // of the copies
-  Step at = 0;            // insert the copies before this step
-  std::vector<OpId> ops;  // original ops to recompute, in order
-};
-
 // The reference evaluation, read through the same queries as GreedyState.
 class ReferenceView {
  public:
@@ -63,19 +56,13 @@ class ReferenceView {
   std::vector<Step> position_;
 };
 
-// Per original op: what the candidates need to know of it.
-struct OpFlags {
-  std::vector<char> recomputable;
-  std::vector<char> in_place;  // IsInPlaceWrite
-};
-
-// The evictions possible at the peak step, best first (ties broken by where and what, so
-// that the order does not depend on how either evaluation numbers its storages).
+// The evictions possible at step sp (the peak step, for the greedy), best first (ties broken
+// by where and what, so that the order does not depend on how either evaluation numbers its
+// storages).
 template <class View>
 std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs, const OpFlags& flags,
-                                  const RematParams& params) {
+                                  const RematParams& params, Step sp) {
   const std::vector<char>& recomputable = flags.recomputable;
-  const Step sp = v.PeakStep();
   const bool lifetime_weighted = params.greedy_score == "lifetime";
   const bool log_weighted = params.greedy_score == "log";
   std::vector<int> touched_now;
@@ -341,7 +328,7 @@ void Swap(const Graph& graph, const std::vector<double>& costs, const OpFlags& f
           break;
         }
         bool applied = false;
-        for (const Candidate& c : Candidates(view, costs, flags, params)) {
+        for (const Candidate& c : Candidates(view, costs, flags, params, view.PeakStep())) {
           if (spent + c.cost >= run.cost) continue;
           if (work.Apply(c.at, c.ops)) {
             spent += c.cost;
@@ -368,13 +355,7 @@ template <class Engine>
 std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
                                   std::span<const Bytes> budgets, const RematParams& params,
                                   const std::vector<double>& costs, Engine& engine, Engine& work) {
-  OpFlags flags;
-  flags.recomputable.resize(U(graph.num_ops()));
-  flags.in_place.resize(U(graph.num_ops()));
-  for (OpId op = 0; op < graph.num_ops(); ++op) {
-    flags.recomputable[U(op)] = IsRecomputable(graph, op, params.rule);
-    flags.in_place[U(op)] = IsInPlaceWrite(graph, op);
-  }
+  const OpFlags flags = MakeOpFlags(graph, params);
   std::vector<MethodResult> results(budgets.size());
   MethodResult best;  // the lowest peak seen
   best.method = "greedy";
@@ -404,7 +385,7 @@ std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
     if (reached == budgets.size()) break;
     if (iteration >= params.greedy_max_steps || stalled > params.greedy_stall_steps) break;
     bool applied = false;
-    for (const Candidate& c : Candidates(view, costs, flags, params))
+    for (const Candidate& c : Candidates(view, costs, flags, params, view.PeakStep()))
       if (engine.Apply(c.at, c.ops)) {
         applied = true;
         break;
@@ -416,6 +397,22 @@ std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
 }
 
 }  // namespace
+
+OpFlags MakeOpFlags(const Graph& graph, const RematParams& params) {
+  OpFlags flags;
+  flags.recomputable.resize(U(graph.num_ops()));
+  flags.in_place.resize(U(graph.num_ops()));
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    flags.recomputable[U(op)] = IsRecomputable(graph, op, params.rule);
+    flags.in_place[U(op)] = IsInPlaceWrite(graph, op);
+  }
+  return flags;
+}
+
+std::vector<Candidate> CandidatesAt(GreedyState& state, Step sp, const std::vector<double>& costs,
+                                    const OpFlags& flags, const RematParams& params) {
+  return Candidates(state, costs, flags, params, sp);
+}
 
 double RecomputeCost(const Graph& graph, std::span<const OpId> schedule) {
   std::vector<char> seen(U(graph.num_ops()), 0);

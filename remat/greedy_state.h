@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/memory_model.h"
+#include "remat/params.h"
 #include "remat/remat.h"
 
 namespace roam::remat::detail {
@@ -118,5 +119,26 @@ class GreedyState {
   Bytes peak_ = 0;
   Step peak_step_ = 0;
 };
+
+// One eviction: copies of ops inserted before step at, freeing a storage between its last use
+// before a split step and its first use after it.
+struct Candidate {
+  double score = 0;
+  double cost = 0;        // of the copies
+  Step at = 0;            // insert the copies before this step
+  std::vector<OpId> ops;  // original ops to recompute, in order
+};
+
+// Per original op: what the candidates need to know of it.
+struct OpFlags {
+  std::vector<char> recomputable;
+  std::vector<char> in_place;  // IsInPlaceWrite
+};
+OpFlags MakeOpFlags(const Graph& graph, const RematParams& params);
+
+// The greedy's evictions of the storages live across step sp (not used by its op), best first
+// by params.greedy_score per unit of cost; the greedy itself splits at the peak step.
+std::vector<Candidate> CandidatesAt(GreedyState& state, Step sp, const std::vector<double>& costs,
+                                    const OpFlags& flags, const RematParams& params);
 
 }  // namespace roam::remat::detail

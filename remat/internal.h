@@ -83,4 +83,15 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
 MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
                    const RematParams& params, const MethodResult& warm, double time_limit_s);
 
+// The block pass (blocks.cpp) on a schedule within budget: per group of consecutive
+// independent subgraphs of the partition of start (a forward segment and its mirrored backward
+// segment each), the copies of the group's ops are dropped and re-chosen, with the rest fixed,
+// among the greedy's evictions inside the group: the cheapest set whose bytes freed cover, added
+// up, what the rest holds over the budget, verified (and repaired) by the greedy's state.
+// Keeps a change only when the whole schedule stays within budget and is cheaper; returns
+// incumbent (not over budget, never dearer) when nothing improved; method "blocks" otherwise.
+MethodResult ImproveByBlocks(const Graph& graph, const Schedule& start,
+                             const MethodResult& incumbent, Bytes budget, const RematParams& params,
+                             double time_limit_s);
+
 }  // namespace roam::remat::detail

@@ -75,11 +75,17 @@ MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
   if (m == "greedy") return greedy();
   if (m == "checkpoint") return checkpoint();
   if (m == "lookahead") return lookahead();
+  auto blocks = [&](const MethodResult& incumbent) {
+    return detail::ImproveByBlocks(graph, start, incumbent, budget, params,
+                                   std::max(0.0, time_left));
+  };
   if (m == "ilp") return exact(greedy());
+  if (m == "blocks") return blocks(greedy());
   // "best"
   MethodResult best = greedy();
   for (MethodResult other : {checkpoint(), lookahead()})
     if (Better(other, best, budget)) best = std::move(other);
+  if (best.peak <= budget && params.blocks_rounds > 0) best = blocks(best);
   return exact(std::move(best));
 }
 
@@ -103,6 +109,10 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
   if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy_score) ==
       kGreedyScores.end())
     throw InputError("unknown greedy score \"" + params.greedy_score + "\" (log, peak, lifetime)");
+  if (std::find(kCheckpointCuts.begin(), kCheckpointCuts.end(), params.checkpoint_cuts) ==
+      kCheckpointCuts.end())
+    throw InputError("unknown checkpoint cut rule \"" + params.checkpoint_cuts +
+                     "\" (both, insensitive, ops)");
   RematResult result;
   result.budget = budget;
   const Schedule start = BaseSchedule(graph, params);
@@ -224,8 +234,10 @@ RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& param
 }
 
 std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
-                              const RematParams& params) {
+                              const RematParams& sweep_params) {
   const auto started = std::chrono::steady_clock::now();
+  RematParams params = sweep_params;
+  if (params.method == "best" && !params.blocks_in_sweep) params.blocks_rounds = 0;
   const Bytes reference = NoRematPeak(graph, params);
   std::vector<Bytes> budgets;
   for (double ratio : ratios)

@@ -85,8 +85,9 @@ std::string CheckFaithful(const Graph& graph, const Graph* original = nullptr);
 // "greedy", "checkpoint" (Chen et al.'s sqrt(n) segments), "lookahead" (the base order
 // simulated under the budget, dropping the value cheapest to bring back per byte and step,
 // with recursive recomputation), "ilp" (MOCCASIN's retention intervals on the base order,
-// solved by GLPK, warm-started from the greedy), "best" (the cheapest of them; the ilp only on
-// graphs of at most ilp_max_ops ops).
+// solved by GLPK, warm-started from the greedy), "blocks" (the greedy's schedule improved by
+// the block pass over the partition's subgraph tree), "best" (the cheapest of them, improved
+// by the block pass; the ilp only on graphs of at most ilp_max_ops ops).
 std::span<const std::string_view> MethodNames();
 
 // One point of the memory/compute trade-off.

@@ -102,6 +102,14 @@ remat:
   greedy_swap_attempts: 14
   greedy_swap_repair_steps: 15
   checkpoint_max_segments_factor: 1.5
+  checkpoint_cuts: insensitive
+  blocks_rounds: 2
+  blocks_group_ops: 7
+  blocks_split_steps: 5
+  blocks_max_candidates: 9
+  blocks_search_nodes: 1234
+  blocks_verifications: 3
+  blocks_in_sweep: true
   ilp_max_ops: 16
   ilp_max_computations: 3
   ilp_window_stages: 17
@@ -133,6 +141,14 @@ remat:
   EXPECT_EQ(r.greedy_swap_attempts, 14);
   EXPECT_EQ(r.greedy_swap_repair_steps, 15);
   EXPECT_DOUBLE_EQ(r.checkpoint_max_segments_factor, 1.5);
+  EXPECT_EQ(r.checkpoint_cuts, "insensitive");
+  EXPECT_EQ(r.blocks_rounds, 2);
+  EXPECT_EQ(r.blocks_group_ops, 7);
+  EXPECT_EQ(r.blocks_split_steps, 5);
+  EXPECT_EQ(r.blocks_max_candidates, 9);
+  EXPECT_EQ(r.blocks_search_nodes, 1234);
+  EXPECT_EQ(r.blocks_verifications, 3);
+  EXPECT_TRUE(r.blocks_in_sweep);
   EXPECT_EQ(r.ilp_max_ops, 16);
   EXPECT_EQ(r.ilp_max_computations, 3);
   EXPECT_EQ(r.ilp_window_stages, 17);

@@ -67,6 +67,34 @@ TEST_F(RematCli, TheConfigsRematSectionAppliesAndAFlagWins) {
   EXPECT_NE(rejected.err.find("remat.greedy_score"), std::string::npos) << rejected.err;
 }
 
+// `--method blocks` is the greedy improved block by block over the subgraph tree: a valid,
+// faithful plan within the budget, never dearer than the greedy's; a bad checkpoint cut rule is
+// bad input.
+TEST_F(RematCli, TheBlocksMethodIsNeverDearerThanTheGreedyAndABadCutRuleExitsTwo) {
+  const std::string graph = TrainingGraph(6, 3);
+  const std::vector<std::string> base = {"remat",       graph, "--budget-ratio", "0.7",
+                                         "--alignment", "1",   "--json"};
+  std::vector<std::string> greedy = base, blocks = base;
+  greedy.insert(greedy.end(), {"--method", "greedy"});
+  blocks.insert(blocks.end(),
+                {"--method", "blocks", "-o", Path("plan.json"), "--graph-out", Path("rw.json")});
+  auto g = RunRoam(greedy);
+  auto b = RunRoam(blocks);
+  ASSERT_EQ(g.exit_code, 0) << g.err << g.out;
+  ASSERT_EQ(b.exit_code, 0) << b.err << b.out;
+  auto gd = nlohmann::json::parse(g.out), bd = nlohmann::json::parse(b.out);
+  EXPECT_LE(bd["compute_overhead"].get<double>(), gd["compute_overhead"].get<double>() + 1e-12);
+  EXPECT_LE(bd["peak"].get<Bytes>(), bd["budget"].get<Bytes>());
+  const std::string method = bd["method"].get<std::string>();
+  EXPECT_TRUE(method == "blocks" || method == "greedy") << method;
+  auto v = RunRoam({"validate", Path("rw.json"), Path("plan.json"), "--original", graph});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  auto bad = RunRoam({"remat", std::string(ROAM_CONFIGS_DIR) + "/resnet18.yaml", "--set",
+                      "remat.checkpoint_cuts=diagonal", "--budget-ratio", "0.8"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("remat.checkpoint_cuts"), std::string::npos) << bad.err;
+}
+
 TEST_F(RematCli, ATamperedRewriteFailsValidation) {
   const std::string graph = TrainingGraph(6, 4);
   auto r = RunRoam({"remat", graph, "--budget-ratio", "0.9", "--alignment", "1", "-o",
