@@ -531,6 +531,13 @@ TEST(PeakLowerBound, NoScheduleGoesBelowItAtAnyOpsFirstStep) {
       ++checked;
     });
     EXPECT_GE(min_peak, bound);
+    // Where the bound proves a budget out of reach, brute force agrees, and the claim is made.
+    ASSERT_GT(bound, 0);
+    params.method = "best";
+    const RematResult r = PlanRemat(g, bound - 1, params);
+    EXPECT_GT(min_peak, bound - 1);
+    EXPECT_FALSE(r.feasible);
+    EXPECT_EQ(r.status, "infeasible-proven");
   }
   EXPECT_GT(checked, 1000);
 }
