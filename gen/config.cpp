@@ -3,27 +3,23 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <filesystem>
-#include <functional>
 #include <limits>
 #include <map>
-#include <sstream>
 
 #include "baseline/orders.h"
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
+#include "gen/yaml_reader.h"
 
 namespace roam::gen {
 namespace {
 
-template <typename Enum>
-struct Named {
-  Enum value;
-  std::string_view name;
-};
+using detail::Choices;
+using detail::Join;
+using detail::Named;
+using detail::Reader;
 
 constexpr Named<Family> kFamilies[] = {
     {Family::kGpt2, "gpt2"},
@@ -39,14 +35,6 @@ constexpr Named<OptimizerKind> kOptimizers[] = {
 constexpr Named<DType> kDTypes[] = {
     {DType::kFloat32, "float32"}, {DType::kFloat16, "float16"}, {DType::kBFloat16, "bfloat16"}};
 constexpr Named<Device> kDevices[] = {{Device::kCuda, "cuda"}, {Device::kCpu, "cpu"}};
-
-template <typename Enum, size_t N>
-std::string Choices(const Named<Enum> (&table)[N]) {
-  std::string out;
-  for (size_t i = 0; i < N; ++i)
-    out += (i ? (i + 1 == N ? " or " : ", ") : "") + std::string(table[i].name);
-  return out;
-}
 
 // Keys each family reads, beyond the ones every family has.
 const std::vector<std::string> kCommonModelKeys = {"family", "name", "batch", "dtype", "device"};
@@ -150,143 +138,6 @@ const std::vector<std::pair<std::string, std::string>> kMovedPlannerKeys = {
     {"alpha", "planner.partition.alpha"},
     {"delay_radius", "planner.partition.delay_radius"},
     {"leaf_time_limit", "planner.leaf_order.time_limit"}};
-
-std::string Join(const std::vector<std::string>& keys) {
-  std::string out;
-  for (size_t i = 0; i < keys.size(); ++i) out += (i ? ", " : "") + keys[i];
-  return out;
-}
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
-// Reads one YAML tree, producing messages that name the source, the key path and, for keys
-// that came from the command line, the --set that introduced them.
-class Reader {
- public:
-  Reader(std::string source, std::map<std::string, std::string> overridden)
-      : source_(std::move(source)), overridden_(std::move(overridden)) {}
-
-  [[noreturn]] void Fail(const std::string& path, const YAML::Node& node,
-                         const std::string& problem) const {
-    std::string where = source_ + ": " + path;
-    if (auto it = overridden_.find(path); it != overridden_.end())
-      where += " (from --set " + it->second + ")";
-    else if (node.IsDefined() && node.Mark().line >= 0)
-      where += " (line " + std::to_string(node.Mark().line + 1) + ")";
-    throw InputError(where + ": " + problem);
-  }
-
-  // Checks that every key of a map is allowed; `other` holds keys valid in other contexts, for
-  // which `why_not` explains the rejection.
-  void CheckKeys(const YAML::Node& map, const std::string& prefix,
-                 const std::vector<std::string>& allowed,
-                 const std::vector<std::string>& other = {},
-                 const std::string& why_not = {}) const {
-    for (auto it = map.begin(); it != map.end(); ++it) {
-      const std::string key = it->first.Scalar();
-      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-      const std::string path = prefix.empty() ? key : prefix + "." + key;
-      if (std::find(other.begin(), other.end(), key) != other.end())
-        Fail(path, it->first, why_not + " (valid keys: " + Join(allowed) + ")");
-      std::string message = "unknown key";
-      if (std::string best = ClosestKey(key, allowed); !best.empty())
-        message += "; did you mean " + (prefix.empty() ? best : prefix + "." + best) + "?";
-      else
-        message += " (valid keys: " + Join(allowed) + ")";
-      Fail(path, it->first, message);
-    }
-  }
-
-  YAML::Node Section(const YAML::Node& root, const std::string& name) const {
-    YAML::Node node = root[name];
-    if (!node.IsDefined() || node.IsNull()) return YAML::Node(YAML::NodeType::Map);
-    if (!node.IsMap()) Fail(name, node, "must be a mapping of keys to values");
-    return node;
-  }
-
-  std::string Scalar(const YAML::Node& node, const std::string& path, const char* what) const {
-    if (!node.IsScalar())
-      Fail(path, node,
-           std::string("must be ") + what + ", got a " +
-               (node.IsMap()        ? "mapping"
-                : node.IsSequence() ? "list"
-                                    : "null"));
-    return node.Scalar();
-  }
-
-  // Sizes and counts above kMaxBytes cannot describe a tensor roam can hold; the cap keeps
-  // the generator's arithmetic on them (a few small multiples) far from overflow.
-  std::int64_t Integer(const YAML::Node& node, const std::string& path, std::int64_t min,
-                       std::int64_t max = kMaxBytes) const {
-    const std::string text = Scalar(node, path, "an integer");
-    std::int64_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size())
-      Fail(path, node, "must be an integer, got '" + text + "'");
-    if (value < min)
-      Fail(path, node,
-           (min == 1 ? "must be positive" : "must be at least " + std::to_string(min)) + ", got " +
-               text);
-    if (value > max) Fail(path, node, "must be at most " + std::to_string(max) + ", got " + text);
-    return value;
-  }
-
-  double Number(const YAML::Node& node, const std::string& path) const {
-    const std::string text = Scalar(node, path, "a number");
-    char* end = nullptr;
-    const double value = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
-      Fail(path, node, "must be a number, got '" + text + "'");
-    return value;
-  }
-
-  double NonNegative(const YAML::Node& node, const std::string& path) const {
-    const double d = Number(node, path);
-    if (d < 0.0) Fail(path, node, "must not be negative, got " + node.Scalar());
-    return d;
-  }
-
-  // A nested section (planner.partition, remat.rule): a mapping with only the given keys.
-  const YAML::Node& Subsection(const YAML::Node& node, const std::string& path,
-                               const std::vector<std::string>& keys) const {
-    if (!node.IsMap()) Fail(path, node, "must be a mapping of keys to values");
-    CheckKeys(node, path, keys);
-    return node;
-  }
-
-  bool Bool(const YAML::Node& node, const std::string& path) const {
-    const std::string text = Scalar(node, path, "true or false");
-    if (text == "true" || text == "True" || text == "yes") return true;
-    if (text == "false" || text == "False" || text == "no") return false;
-    Fail(path, node, "must be true or false, got '" + text + "'");
-  }
-
-  template <typename Enum, size_t N>
-  Enum Choice(const YAML::Node& node, const std::string& path,
-              const Named<Enum> (&table)[N]) const {
-    const std::string text = Scalar(node, path, "a name");
-    for (const auto& entry : table)
-      if (entry.name == text) return entry.value;
-    Fail(path, node, "unknown value '" + text + "', expected " + Choices(table));
-  }
-
- private:
-  std::string source_;
-  std::map<std::string, std::string> overridden_;
-};
 
 // Channel counts scale with width_mult; beyond this a network's width is no longer a
 // MobileNetV2 (and the double-to-integer channel arithmetic would leave its range).
@@ -678,19 +529,6 @@ TrainingConfig TrainingDefaults(OptimizerKind kind) {
   return t;
 }
 
-std::string ClosestKey(std::string_view key, const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t best_distance = std::max<size_t>(2, key.size() / 2) + 1;
-  for (const std::string& c : candidates) {
-    const size_t d = EditDistance(key, c);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c;
-    }
-  }
-  return best;
-}
-
 Config ParseConfig(std::string_view text, std::string_view source,
                    const std::vector<std::string>& overrides) {
   const std::string src(source);
@@ -706,43 +544,7 @@ Config ParseConfig(std::string_view text, std::string_view source,
     throw InputError(
         src + ": a config must be a mapping with model, training, planner and remat sections");
 
-  std::map<std::string, std::string> overridden;
-  for (const std::string& o : overrides) {
-    const size_t eq = o.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError("--set " + o + ": expected KEY=VALUE, e.g. model.batch=4");
-    const std::string path = o.substr(0, eq);
-    std::vector<std::string> parts;
-    std::stringstream ss(path);
-    for (std::string part; std::getline(ss, part, '.');) {
-      if (part.empty()) throw InputError("--set " + o + ": empty key segment in '" + path + "'");
-      parts.push_back(part);
-    }
-    if (path.back() == '.')
-      throw InputError("--set " + o + ": empty key segment in '" + path + "'");
-    YAML::Node value;
-    try {
-      value = YAML::Load(o.substr(eq + 1));
-    } catch (const YAML::ParserException& e) {
-      throw InputError("--set " + o + ": the value is not valid YAML: " + e.msg);
-    }
-    YAML::Node cur = root;
-    std::string walked;
-    for (size_t i = 0; i + 1 < parts.size(); ++i) {
-      walked += (i ? "." : "") + parts[i];
-      YAML::Node next = cur[parts[i]];
-      if (!next.IsDefined() || next.IsNull()) {
-        cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
-        next = cur[parts[i]];
-      } else if (!next.IsMap()) {
-        throw InputError("--set " + o + ": " + walked + " is a value, not a section");
-      }
-      cur.reset(next);
-    }
-    cur[parts.back()] = value;
-    overridden[path] = o;
-  }
-
+  const std::map<std::string, std::string> overridden = ApplyOverrides(root, overrides);
   Reader reader(src, overridden);
   reader.CheckKeys(root, "", kSections);
   Config config;

@@ -96,7 +96,4 @@ Config ParseConfig(std::string_view text, std::string_view source,
                    const std::vector<std::string>& overrides = {});
 Config LoadConfig(const std::string& path, const std::vector<std::string>& overrides = {});
 
-// Closest candidate by edit distance, or empty when none is reasonably close.
-std::string ClosestKey(std::string_view key, const std::vector<std::string>& candidates);
-
 }  // namespace roam::gen

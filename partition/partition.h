@@ -98,10 +98,10 @@ struct Leaf : Subgraph {
   int node = -1;                            // the tree node that is this leaf
   Step first_step = 0;                      // position of ops.front() in SubgraphTree::order
   int first_segment = 0, last_segment = 0;  // spine segments it covers
-  Bytes entry_bytes = 0;          // COFI + COFO
-  Bytes exit_bytes = 0;           // CIFO + COFO
-  Bytes throughout_bytes = 0;     // COFO
-  std::vector<StorageId> layout;  // planned storages laid out in this leaf (ROAM's rule)
+  Bytes entry_bytes = 0;                    // COFI + COFO
+  Bytes exit_bytes = 0;                     // CIFO + COFO
+  Bytes throughout_bytes = 0;               // COFO
+  std::vector<StorageId> layout;            // planned storages laid out in this leaf (ROAM's rule)
   // More ops than node_limit: one segment or weight-update branch with no inner
   // memory-insensitive op to split at.
   bool over_limit = false;
@@ -138,7 +138,7 @@ struct WeightUpdateBranch {
   std::vector<OpId> ops;  // in the order being refined
   Bytes grad_bytes = 0;   // size_grad of ROAM eq 6
   int earliest_segment = 0;
-  int segment = 0;  // where the scheduler placed it (> earliest_segment when delayed)
+  int segment = 0;    // where the scheduler placed it (> earliest_segment when delayed)
   bool tail = false;  // kSplit: the temporary-making tail of a branch, in the last segment
 };
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/op_names.h"
 #include "remat/remat.h"
 
 namespace roam::remat {
@@ -69,9 +70,8 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
       return Name(graph, c) + " recomputes " + Name(graph, o) +
              ", which is not recomputable (an optimizer op or a write of persistent state)";
     auto mine = Valued(graph, copy.outputs), theirs = Valued(graph, op.outputs);
-    std::erase_if(theirs, [&](TensorId t) {
-      return IsSkippedStateUpdate(graph, o, t, deterministic_parts);
-    });
+    std::erase_if(
+        theirs, [&](TensorId t) { return IsSkippedStateUpdate(graph, o, t, deterministic_parts); });
     if (mine.size() != theirs.size())
       return Name(graph, c) + " has " + std::to_string(mine.size()) + " outputs, " +
              Name(graph, o) + " has " + std::to_string(theirs.size());
@@ -89,10 +89,8 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
       const Tensor& t = graph.tensors[U(out)];
       if (t.alias_of == kNoTensor) continue;
       const OpId root_producer = graph.tensors[U(RootOf(graph, out))].producer;
-      std::string_view base = copy.name;
-      if (auto dot = base.rfind('.'); dot != std::string_view::npos) base = base.substr(dot + 1);
-      const bool in_place = base.size() > 1 && base.back() == '_' && base.front() != '_';
-      if (in_place && (root_producer == kNoOp || graph.recomputes(root_producer) == kNoOp))
+      if (IsInPlaceName(copy.name) &&
+          (root_producer == kNoOp || graph.recomputes(root_producer) == kNoOp))
         return Name(graph, c) + " writes in place a storage that is not a recomputed one";
     }
   }
@@ -108,11 +106,7 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
   std::vector<std::vector<OpId>> writers(U(graph.num_tensors()));  // by storage root
   for (OpId w = 0; w < n; ++w) {
     const Op& op = graph.ops[U(w)];
-    // A view of the name itself: std::string::substr would return a temporary.
-    const std::string_view name = op.name;
-    const std::string_view base =
-        name.substr(name.rfind('.') == std::string_view::npos ? 0 : name.rfind('.') + 1);
-    if (base.size() < 2 || base.back() != '_' || base.front() == '_') continue;
+    if (!IsInPlaceName(op.name)) continue;
     for (TensorId t : op.outputs)
       if (graph.tensors[U(t)].alias_of != kNoTensor) writers[U(RootOf(graph, t))].push_back(w);
   }

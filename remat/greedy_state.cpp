@@ -173,6 +173,8 @@ bool GreedyState::Reset(std::span<const OpId> schedule) {
     }
     seen[Index(o)] = 1;
     for (TensorId t : op.outputs) {
+      // As in Rewrite: readers of the statistics keep reading the original's update.
+      if (copy && IsSkippedStateUpdate(graph_, o, t, rule_)) continue;
       const Tensor& orig = graph_.tensors[Index(t)];
       int made = t;
       if (copy) {
@@ -269,6 +271,7 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
     // The original must come first: it is the computation the copies repeat.
     if (op.outputs.empty() || Latest(op.outputs.front(), q, false) < 0) return false;
     for (TensorId t : op.outputs) {
+      if (IsSkippedStateUpdate(graph_, o, t, rule_)) continue;
       const Tensor& orig = graph_.tensors[Index(t)];
       int storage = 0;
       if (orig.alias_of == kNoTensor) {

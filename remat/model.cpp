@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/op_names.h"
 #include "remat/greedy_state.h"
 #include "remat/remat.h"
 
@@ -12,17 +13,6 @@ namespace roam::remat {
 namespace {
 
 size_t U(int i) { return static_cast<size_t>(i); }
-
-// The aten name without its namespace: "aten.relu_" -> "relu_".
-std::string_view BaseName(std::string_view name) {
-  auto dot = name.rfind('.');
-  return dot == std::string_view::npos ? name : name.substr(dot + 1);
-}
-
-bool IsInPlaceName(std::string_view name) {
-  std::string_view base = BaseName(name);
-  return base.size() > 1 && base.back() == '_' && base.front() != '_';
-}
 
 // The op overwrites a storage in place: its name says so and one of its outputs aliases a
 // tensor (its result shares the written storage).
@@ -222,7 +212,7 @@ bool IsRandom(std::string_view name) {
   static constexpr std::array<std::string_view, 9> kRandom = {
       "dropout",     "bernoulli", "rand",        "normal",   "uniform",
       "multinomial", "poisson",   "exponential", "geometric"};
-  std::string_view base = BaseName(name);
+  std::string_view base = OpBaseName(name);
   for (std::string_view r : kRandom)
     if (base.find(r) != std::string_view::npos) return true;
   return false;
@@ -232,7 +222,9 @@ namespace {
 // Ops whose only write is a state update their other outputs do not depend on. In training
 // mode (the only mode in which the exporter records the update) native_batch_norm normalises
 // with the batch's statistics and only then updates the running ones.
-bool UpdatesStateOnTheSide(std::string_view name) { return name == "aten.native_batch_norm"; }
+bool UpdatesStateOnTheSide(std::string_view name) {
+  return OpBaseName(name) == "native_batch_norm";
+}
 
 bool OnGraphInputStorage(const Graph& graph, TensorId t) {
   const Tensor& tensor = graph.tensors[U(t)];

@@ -4,17 +4,12 @@
 #include <algorithm>
 
 #include "core/memory_model.h"
+#include "core/op_names.h"
 
 namespace roam::remat::detail {
 namespace {
 size_t U(int i) { return static_cast<size_t>(i); }
 }  // namespace
-
-bool InPlaceName(std::string_view name) {
-  auto dot = name.rfind('.');
-  std::string_view base = dot == std::string_view::npos ? name : name.substr(dot + 1);
-  return base.size() > 1 && base.back() == '_' && base.front() != '_';
-}
 
 Values BuildValues(const Graph& graph, const Schedule& base, const RematParams& params) {
   const MemoryModel model = BuildMemoryModel(graph, params.alignment);
@@ -35,7 +30,7 @@ Values BuildValues(const Graph& graph, const Schedule& base, const RematParams& 
   std::vector<std::vector<int>> writes(model.storages.size());
   for (int p = 0; p < v.n; ++p) {
     const Op& o = graph.ops[U(base[U(p)])];
-    if (!InPlaceName(o.name)) continue;
+    if (!IsInPlaceName(o.name)) continue;
     for (TensorId t : o.outputs)
       if (graph.tensors[U(t)].alias_of != kNoTensor) writes[U(model.storage_of[U(t)])].push_back(p);
   }

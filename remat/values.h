@@ -10,7 +10,6 @@
 namespace roam::remat::detail {
 
 // An aten name PyTorch reserves for in-place writes (ends in '_', not a dunder).
-bool InPlaceName(std::string_view name);
 
 // The graph seen as values, one per op, at the positions of the base order.
 struct Values {

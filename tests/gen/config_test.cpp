@@ -279,11 +279,6 @@ TEST(ConfigRejects, ASectionThatIsNotAMapping) {
   ExpectMentions(ErrorOf("- 1\n- 2\n"), {"conf.yaml", "mapping"});
 }
 
-TEST(ClosestKey, PrefersTheSmallestEditDistanceAndGivesUpWhenFar) {
-  EXPECT_EQ(ClosestKey("n_embed", {"n_embd", "n_head", "n_layer"}), "n_embd");
-  EXPECT_EQ(ClosestKey("zzzzzzzzzz", {"n_embd", "n_head"}), "");
-}
-
 TEST(ConfigRejects, SizesAboveTheByteMaximumAndAlignmentsAbove2To30) {
   EXPECT_EQ(ErrorOf("model: {family: gpt2, vocab: 1125899906842625}"),
             "conf.yaml: model.vocab (line 1): must be at most 1125899906842624, got "

@@ -9,6 +9,7 @@
 
 #include "core/io.h"
 #include "remat/internal.h"
+#include "tests/support/state_writer_graph.h"
 #include "tests/support/training_graph.h"
 
 namespace roam::remat::detail {
@@ -78,6 +79,38 @@ TEST(GreedyState, InsertKeepsTheProfileAndValidityOfTheFullEvaluation) {
   // Both outcomes were exercised.
   EXPECT_GT(accepted, 100);
   EXPECT_GT(rejected, 20);
+}
+
+// A batch norm's copy leaves the running-statistics update out (IsSkippedStateUpdate): the
+// state gives each copy exactly the outputs Rewrite gives it, so no copy's value lands on the
+// statistics' storage, whether built from the schedule or by inserting the copy.
+TEST(GreedyState, ABatchNormCopyMakesOnlyTheOutputsRewriteGivesIt) {
+  const testing::StateWriterGraph s = testing::MakeStateWriterGraph("aten.native_batch_norm");
+  const Graph& g = s.g;
+  RematParams params;
+  const MemoryModel model = BuildMemoryModel(g, params.alignment);
+  const std::vector<double> costs = Costs(g);
+  const Schedule base = {s.writer, s.t, s.relu, s.use};
+  const Schedule schedule = {s.writer, s.t, s.relu, s.writer, s.use};
+  ASSERT_EQ(CheckSchedule(g, schedule, params.rule), "");
+  const Rewritten rw = Rewrite(g, schedule, params.rule);
+  GreedyState fresh(g, model, costs, params.rule);
+  ASSERT_TRUE(fresh.Reset(schedule));
+  GreedyState inserted(g, model, costs, params.rule);
+  ASSERT_TRUE(inserted.Reset(base));
+  ASSERT_TRUE(inserted.Insert(3, std::span<const OpId>(&s.writer, 1)));
+  ASSERT_EQ(inserted.schedule(), schedule);
+  const int statistics = model.storage_of[U(s.update)];
+  for (GreedyState* state : {&fresh, &inserted}) {
+    for (size_t pos = 0; pos < schedule.size(); ++pos)
+      EXPECT_EQ(state->OutputsAt(static_cast<Step>(pos)).size(),
+                rw.graph.ops[U(rw.order[pos])].outputs.size())
+          << "step " << pos;
+    for (int v : state->Members(statistics))
+      EXPECT_NE(state->ProducerStep(v), 3) << "the copy writes the running statistics";
+    EXPECT_EQ(state->Members(statistics).size(), 2u);  // mean and the original's update
+    EXPECT_EQ(state->Profile(), Evaluate(g, schedule, params).profile);
+  }
 }
 
 TEST(GreedyState, ResetRejectsWhatCheckScheduleRejects) {

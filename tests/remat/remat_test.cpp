@@ -14,6 +14,7 @@
 #include "gen/generate.h"
 #include "remat/internal.h"
 #include "tests/support/random_graph.h"
+#include "tests/support/state_writer_graph.h"
 #include "tests/support/training_graph.h"
 
 namespace roam::remat {
@@ -132,68 +133,19 @@ TEST(Recomputable, ForwardOpsAreButInPlaceOptimizerAndRandomOpsAreNot) {
   EXPECT_FALSE(IsRecomputable(g, 4));  // optimizer, in place on a weight
 }
 
-// A graph input x, running statistics `mean`, a weight w; `writer` stands for the op under
-// test: a fresh output y plus an output on the statistics' storage, as the PyTorch exporter
-// records native_batch_norm's update of its running statistics. relu(y) is read twice, late.
-struct StateWriterGraph {
-  Graph g;
-  OpId writer = kNoOp, t = kNoOp, relu = kNoOp, use = kNoOp;
-  TensorId update = kNoTensor;
-};
-StateWriterGraph MakeStateWriterGraph(const std::string& writer_name) {
-  StateWriterGraph s;
-  Graph& g = s.g;
-  g.name = "bn";
-  auto op = [&](std::string name) {
-    g.ops.push_back(
-        Op{static_cast<ExternalId>(g.ops.size()), std::move(name), Phase::kForward, {}, {}});
-    return static_cast<OpId>(g.ops.size() - 1);
-  };
-  auto tensor = [&](Bytes size, OpId producer, TensorKind kind, TensorId alias = kNoTensor) {
-    Tensor t;
-    t.ext_id = static_cast<ExternalId>(g.tensors.size());
-    t.size = size;
-    t.producer = producer;
-    t.kind = kind;
-    t.alias_of = alias;
-    g.tensors.push_back(t);
-    return static_cast<TensorId>(g.tensors.size() - 1);
-  };
-  const TensorId x = tensor(64, kNoOp, TensorKind::kInput);
-  const TensorId mean = tensor(16, kNoOp, TensorKind::kInput);
-  const TensorId w = tensor(16, kNoOp, TensorKind::kWeight);
-  s.writer = op(writer_name);
-  s.t = op("aten.t");
-  s.relu = op("aten.relu");
-  s.use = op("aten.mul");
-  g.tensors[U(x)].consumers = {s.writer};
-  g.tensors[U(mean)].consumers = {s.writer};
-  g.tensors[U(w)].consumers = {s.t};
-  const TensorId y = tensor(64, s.writer, TensorKind::kActivation);
-  s.update = tensor(16, s.writer, TensorKind::kInput, mean);
-  g.tensors[U(y)].consumers = {s.relu, s.use};
-  const TensorId wt = tensor(16, s.t, TensorKind::kWeight, w);
-  g.tensors[U(wt)].output = true;
-  const TensorId r = tensor(64, s.relu, TensorKind::kActivation);
-  g.tensors[U(r)].consumers = {s.use};
-  g.tensors[U(tensor(64, s.use, TensorKind::kActivation))].output = true;
-  Finalize(g, "<test>");
-  return s;
-}
-
 TEST(Recomputable, AnOpThatAlsoWritesAGraphInputThroughAnAliasIsNot) {
   // A view of a weight (aten.t) aliases a graph input too but makes no fresh memory.
-  const StateWriterGraph s = MakeStateWriterGraph("aten.some_op");
+  const testing::StateWriterGraph s = testing::MakeStateWriterGraph("aten.some_op");
   EXPECT_FALSE(IsRecomputable(s.g, s.writer));
   EXPECT_TRUE(IsRecomputable(s.g, s.t));
   RecomputeRule no_skip;
   no_skip.state_update_skipped = false;
-  const StateWriterGraph bn = MakeStateWriterGraph("aten.native_batch_norm");
+  const testing::StateWriterGraph bn = testing::MakeStateWriterGraph("aten.native_batch_norm");
   EXPECT_FALSE(IsRecomputable(bn.g, bn.writer, no_skip));
 }
 
 TEST(Recomputable, ABatchNormIsRecomputedWithoutItsRunningStatisticsUpdate) {
-  const StateWriterGraph s = MakeStateWriterGraph("aten.native_batch_norm");
+  const testing::StateWriterGraph s = testing::MakeStateWriterGraph("aten.native_batch_norm");
   ASSERT_TRUE(IsRecomputable(s.g, s.writer));
   EXPECT_TRUE(IsSkippedStateUpdate(s.g, s.writer, s.update));
   const Schedule schedule = {s.writer, s.t, s.relu, s.writer, s.use};
@@ -214,9 +166,24 @@ TEST(Recomputable, ABatchNormIsRecomputedWithoutItsRunningStatisticsUpdate) {
   again.tensors.push_back(update);
   again.ops[U(copy)].outputs.push_back(static_cast<TensorId>(again.tensors.size() - 1));
   EXPECT_NE(CheckFaithful(again, &s.g), "");
-  const StateWriterGraph other = MakeStateWriterGraph("aten.some_op");
+  const testing::StateWriterGraph other = testing::MakeStateWriterGraph("aten.some_op");
   const Schedule twice = {other.writer, other.t, other.relu, other.writer, other.use};
   EXPECT_THROW(Rewrite(other.g, twice), std::invalid_argument);
+}
+
+// Exporters may spell an op with its overload ("aten.native_dropout.default"); the rules read
+// the op part (core/op_names.h), so both spellings are treated alike.
+TEST(Recomputable, AnOverloadSpellingFollowsTheSameRules) {
+  const testing::StateWriterGraph bn =
+      testing::MakeStateWriterGraph("aten.native_batch_norm.default");
+  EXPECT_TRUE(IsRecomputable(bn.g, bn.writer));
+  EXPECT_TRUE(IsSkippedStateUpdate(bn.g, bn.writer, bn.update));
+  testing::StateWriterGraph s = testing::MakeStateWriterGraph("aten.some_op");
+  s.g.ops[U(s.relu)].name = "aten.native_dropout.default";
+  EXPECT_FALSE(IsRecomputable(s.g, s.relu));
+  RecomputeRule kept;
+  kept.rng_state_kept = true;
+  EXPECT_TRUE(IsRecomputable(s.g, s.relu, kept));
 }
 
 TEST(Recomputable, DropoutOnlyWhenItsRngStateIsKept) {
