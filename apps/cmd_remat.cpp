@@ -154,6 +154,7 @@ int RunRemat(const RematOptions& options) {
       {"budget", FormatBytes(r.budget), std::to_string(r.budget)},
       {"peak", FormatBytes(r.plan.summary.actual_peak), std::to_string(r.plan.summary.actual_peak)},
       {"no-remat peak", FormatBytes(r.no_remat_peak), std::to_string(r.no_remat_peak)},
+      {"peak_lower_bound", FormatBytes(r.peak_lower_bound), std::to_string(r.peak_lower_bound)},
       {"compute_overhead", Percent(r.compute_overhead), nlohmann::json(r.compute_overhead).dump()},
       {"recomputed",
        std::to_string(recomputed.size()) + " ops, " + std::to_string(computations) +

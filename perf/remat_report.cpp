@@ -3,9 +3,11 @@
 // on generated training graphs and on MOCCASIN-style random layered graphs. Prints Markdown.
 //
 // Usage: roam_perf_remat [--rng-state-kept] [--random-only] [--greedy-only] [--only METHOD]
+//        roam_perf_remat --lowest [--only METHOD]
 // (--random-only: the random layered graphs and the training chains, not ResNet-50 / GPT-2;
 // --greedy-only: only the greedy rows and the sweep, to compare greedy changes quickly;
-// --only M: the rows of method M alone.)
+// --only M: the rows of method M alone; --lowest: the lowest ratio each method fits on the
+// random layered graphs, and their peak lower bound.)
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -134,6 +136,40 @@ void Curve(const Graph& graph, bool rng_kept, Bytes alignment) {
   std::fflush(stdout);
 }
 
+// --lowest: per random layered graph, the peak lower bound (remat::PeakLowerBound) and the
+// lowest budget ratio, in steps of 0.01 from 0.90 down to 0.60, at which each method fits
+// (fits are not monotone in the ratio: every ratio is tried).
+void Lowest() {
+  std::printf(
+      "| graph | no-remat peak | peak lower bound | method | lowest ratio that fits | overhead "
+      "there | seconds |\n|---|---|---|---|---|---|---|\n");
+  for (int n : {100, 250, 500, 1000}) {
+    Graph g = testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n));
+    for (const char* m : {"greedy", "lookahead"}) {
+      if (!only.empty() && m != only) continue;
+      remat::RematParams params;
+      params.method = m;
+      params.alignment = 1;
+      const Bytes reference = remat::NoRematPeak(g, params);
+      const Bytes bound = remat::PeakLowerBound(g, params);
+      double lowest = 0, overhead = 0, seconds = 0;
+      for (int pct = 90; pct >= 60; --pct) {
+        const auto budget = static_cast<Bytes>(static_cast<double>(reference) * pct / 100.0);
+        const remat::RematResult r = remat::PlanRemat(g, budget, params);
+        seconds += r.seconds;
+        if (!r.feasible) continue;
+        lowest = pct / 100.0;
+        overhead = r.compute_overhead;
+      }
+      std::printf("| %s | %lld | %lld (%.1f%%) | %s | %.0f%% | %.2f%% | %.1f |\n", g.name.c_str(),
+                  static_cast<long long>(reference), static_cast<long long>(bound),
+                  100.0 * static_cast<double>(bound) / static_cast<double>(reference), m,
+                  100 * lowest, 100 * overhead, seconds);
+      std::fflush(stdout);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace roam
 
@@ -147,6 +183,11 @@ int main(int argc, char** argv) {
     greedy_only = greedy_only || std::string(argv[i]) == "--greedy-only";
     if (std::string(argv[i]) == "--only" && i + 1 < argc) only = argv[++i];
   }
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--lowest") {
+      Lowest();
+      return 0;
+    }
   // Rows of the methods other than the greedy's are skipped under --greedy-only.
   auto row = [&](const Graph& g, double ratio, const std::string& m, Bytes alignment) {
     if (!greedy_only || m.rfind("greedy", 0) == 0) Row(g, ratio, m, rng_kept, alignment);

@@ -338,7 +338,13 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
     for (int retry = 0, hints = 0; retry <= params.lookahead_target_retries;) {
       Simulation sim(v, droppable, protect, variant, max_computations, holds);
       if (!sim.Run()) return lowest;
-      if (sim.peak > variant.target && !sim.hint.empty() && hints++ < params.lookahead_hints) {
+      // A hint already held reruns the same simulation: its stuck point did not move.
+      auto held = [&](const std::pair<int, int>& h) {
+        return std::find(holds.begin(), holds.end(), h) != holds.end();
+      };
+      if (sim.peak > variant.target && !sim.hint.empty() &&
+          !std::all_of(sim.hint.begin(), sim.hint.end(), held) &&
+          hints++ < params.lookahead_hints) {
         holds.insert(holds.end(), sim.hint.begin(), sim.hint.end());
         continue;
       }

@@ -66,7 +66,8 @@ MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
   };
   // The exact method on graphs up to ilp_max_ops, warm-started from warm; above, warm.
   auto exact = [&](MethodResult warm) {
-    if (graph.num_ops() > params.ilp_max_ops) return warm;
+    // Below the peak lower bound nothing fits: the MILP would spend its time for nothing.
+    if (graph.num_ops() > params.ilp_max_ops || budget < PeakLowerBound(graph, params)) return warm;
     return detail::Exact(graph, start, budget, params, warm, std::max(0.0, time_left));
   };
   auto lookahead = [&] {
@@ -121,6 +122,7 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
     result.no_remat_peak = TheoreticalPeak(graph, model, start);
   }
   result.original_cost = TotalCost(graph);
+  result.peak_lower_bound = PeakLowerBound(graph, params);
 
   // The method meets a target on the theoretical peak; the layout may need more, so the
   // target is lowered by the excess and the method rerun.
@@ -180,6 +182,7 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
   if (!result.feasible && target == budget &&
       (best_method.status == "infeasible-proven" || best_method.status == "time-limit"))
     result.status = best_method.status;
+  if (!result.feasible && budget < result.peak_lower_bound) result.status = "infeasible-proven";
   result.solver = best_method.solver;
   result.lower_bound =
       result.original_cost > 0 ? best_method.lower_bound / result.original_cost : 0.0;

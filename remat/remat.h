@@ -104,7 +104,8 @@ struct RematResult {
   std::string method;       // the method whose schedule was kept
   // "optimal" (the ilp proved it, within its model), "feasible" (a heuristic's), "time-limit"
   // (the ilp's best when time ran out; not feasible: nothing found in time),
-  // "infeasible-proven" (the ilp proved no schedule of its model fits), "infeasible", "error"
+  // "infeasible-proven" (the budget is below peak_lower_bound, or the ilp proved no schedule
+  // of its model fits), "infeasible", "error"
   // (the ilp's solver failed; the heuristic's answer stands).
   std::string status;
   std::string solver;      // the ilp's solver call, "ok" or "error: ..." (empty: not run)
@@ -116,6 +117,8 @@ struct RematResult {
   Rewritten rewritten;
   Plan plan;  // of rewritten.graph, validated, order == rewritten.order
   double seconds = 0;
+  // PeakLowerBound: no schedule's peak is below it.
+  Bytes peak_lower_bound = 0;
 };
 
 // Plans under budget (bytes of the arena). An infeasible budget returns feasible = false with
@@ -124,6 +127,14 @@ RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& param
 
 // Theoretical peak of graph's base order without recomputation (the reference of ratios).
 Bytes NoRematPeak(const Graph& graph, const RematParams& params = {});
+
+// A peak no remat schedule of graph reaches below, whatever it recomputes and in whatever
+// order: every op is computed at least once, and at that step the planned storages it touches
+// are live, and so is every graph output one of its ancestors made (held to the end, never
+// recomputed). PeakLowerBounds gives it per op (the op's first step); PeakLowerBound is their
+// maximum. A budget below it is out of reach (status "infeasible-proven").
+std::vector<Bytes> PeakLowerBounds(const Graph& graph, Bytes alignment);
+Bytes PeakLowerBound(const Graph& graph, const RematParams& params = {});
 
 // The trade-off curve: for each budget ratio (of the no-remat peak), the least compute
 // found; points with feasible = false were out of reach.

@@ -13,6 +13,7 @@
 #include "gen/config.h"
 #include "gen/generate.h"
 #include "remat/internal.h"
+#include "tests/support/random_graph.h"
 #include "tests/support/state_writer_graph.h"
 #include "tests/support/training_graph.h"
 
@@ -462,6 +463,84 @@ TEST(Methods, TheGreedysSwapReachesBruteForceWhereItsDescentStopsAbove) {
     EXPECT_GT(descent.recompute_cost, o.min_cost);
     EXPECT_DOUBLE_EQ(swapped.recompute_cost, o.min_cost);
     EXPECT_LE(Peak(g, swapped.schedule), budget);
+  }
+}
+
+// The peak lower bound (remat/bound.cpp) against every schedule with up to two recomputations
+// in every order: at the first step of each op the profile is at least the op's bound, so no
+// peak is below the maximum. Random graphs bring views, in-place writes, several outputs and
+// graph outputs.
+TEST(PeakLowerBound, NoScheduleGoesBelowItAtAnyOpsFirstStep) {
+  std::vector<Graph> graphs = {Chain(2), Chain(3, {1, 5, 1, 1, 1, 1, 1})};
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 8; ++i) graphs.push_back(testing::RandomGraph(rng, {.ops = 6}));
+  int checked = 0;
+  for (const Graph& g : graphs) {
+    SCOPED_TRACE(g.name);
+    const std::vector<Bytes> bounds = PeakLowerBounds(g, 1);
+    RematParams params;
+    params.alignment = 1;
+    const Bytes bound = PeakLowerBound(g, params);
+    ASSERT_EQ(bounds.size(), static_cast<size_t>(g.num_ops()));
+    Bytes min_peak = std::numeric_limits<Bytes>::max();
+    ForEachSchedule(g, 2, [&](const Schedule& s) {
+      Rewritten r = Rewrite(g, s);
+      MemoryModel m = BuildMemoryModel(r.graph, 1);
+      const auto profile =
+          MemoryProfile(m, ComputeLifetimes(r.graph, m, r.order), static_cast<int>(r.order.size()));
+      std::vector<char> seen(U(g.num_ops()), 0);
+      for (size_t step = 0; step < s.size(); ++step)
+        if (!seen[U(s[step])]) {
+          seen[U(s[step])] = 1;
+          EXPECT_GE(profile[step], bounds[U(s[step])]) << "op " << s[step];
+        }
+      min_peak = std::min(min_peak, *std::max_element(profile.begin(), profile.end()));
+      ++checked;
+    });
+    EXPECT_GE(min_peak, bound);
+    // Where the bound proves a budget out of reach, brute force agrees, and the claim is made.
+    ASSERT_GT(bound, 0);
+    params.method = "best";
+    const RematResult r = PlanRemat(g, bound - 1, params);
+    EXPECT_GT(min_peak, bound - 1);
+    EXPECT_FALSE(r.feasible);
+    EXPECT_EQ(r.status, "infeasible-proven");
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+// a (7 bytes, a graph output) -> b (3) -> c (4): c's step holds its input, its output and the
+// output a made earlier, 14 bytes, which is also the least peak any schedule reaches; a
+// budget below it is proven out of reach, one at it is met.
+TEST(PeakLowerBound, ABudgetBelowItIsInfeasibleProvenAndOneAtItFits) {
+  Graph g;
+  g.name = "abc";
+  for (int i = 0; i < 3; ++i) {
+    g.ops.push_back(Op{i, "aten.mm", Phase::kForward, {}, {}});
+    Tensor t;
+    t.ext_id = i;
+    t.size = std::array<Bytes, 3>{7, 3, 4}[U(i)];
+    t.producer = i;
+    if (i + 1 < 3) t.consumers = {i + 1};
+    g.tensors.push_back(t);
+  }
+  g.tensors[0].output = true;
+  g.tensors[2].output = true;
+  Finalize(g, "abc");
+  RematParams params;
+  params.alignment = 1;
+  EXPECT_EQ(PeakLowerBounds(g, 1), (std::vector<Bytes>{7, 10, 14}));
+  EXPECT_EQ(PeakLowerBound(g, params), 14);
+  for (std::string_view method : MethodNames()) {
+    params.method = std::string(method);
+    SCOPED_TRACE(params.method);
+    const RematResult below = PlanRemat(g, 13, params);
+    EXPECT_FALSE(below.feasible);
+    EXPECT_EQ(below.status, "infeasible-proven");
+    EXPECT_EQ(below.peak_lower_bound, 14);
+    const RematResult at = PlanRemat(g, 14, params);
+    EXPECT_TRUE(at.feasible);
+    EXPECT_EQ(at.plan.summary.actual_peak, 14);
   }
 }
 
