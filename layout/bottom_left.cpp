@@ -9,7 +9,9 @@
 // lowest offset a buffer covering it can still take. The branches are disjoint and together
 // exhaustive, so every pushed-down layout is reached exactly once.
 #include <algorithm>
+#include <bit>
 #include <limits>
+#include <tuple>
 
 #include "layout/search.h"
 
@@ -37,6 +39,7 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
   // empty-space branch was taken, what explains the failure of its other branches and why they
   // were the only ones; conflict_ the explanation of the failure that ended the loop.
   const int first_level = depth_;
+  const bool ordering = use_backjumping_ && params_.conflict_ordering;
   std::vector<std::uint64_t> accs, acc;
   int level = first_level;
   // Each pass of the loop is one node: its buffer branches, then (the loop's next pass) the
@@ -96,10 +99,21 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
         if (in_.fixed[U(b)] >= 0) forced = true;
         branch.push_back(b);
       }
-    std::sort(branch.begin(), branch.end(), [&](int a, int b) {
-      return std::pair(in_.fixed[U(a)] < 0, rank_[U(a)]) <
-             std::pair(in_.fixed[U(b)] < 0, rank_[U(b)]);
-    });
+    if (ordering) {
+      // Succeed first: the buffers least often part of a failure's explanation so far first.
+      if (activity_.empty()) activity_.assign(in_.size.size(), 0);
+      if (decision_.size() <= U(level)) decision_.resize(U(level) + 1, -1);
+      decision_[U(level)] = -1;
+      std::sort(branch.begin(), branch.end(), [&](int a, int b) {
+        return std::tuple(in_.fixed[U(a)] < 0, activity_[U(a)], rank_[U(a)]) <
+               std::tuple(in_.fixed[U(b)] < 0, activity_[U(b)], rank_[U(b)]);
+      });
+    } else {
+      std::sort(branch.begin(), branch.end(), [&](int a, int b) {
+        return std::pair(in_.fixed[U(a)] < 0, rank_[U(a)]) <
+               std::pair(in_.fixed[U(b)] < 0, rank_[U(b)]);
+      });
+    }
     if (forced) branch.resize(1);
     if (use_backjumping_) acc.assign(U(words_), 0);
     bool jumped = false;
@@ -110,12 +124,14 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
       // Floor plus remaining load is unchanged where b lies: only the unallocated floor can
       // infer anything here.
       const bool ok = PlaceAndRaise(b, h, unplaced, rest, level);
+      if (ordering) decision_[U(level)] = b;
       depth_ = level + 1;
       if (ok && Solve(rest, h, rank_[U(b)])) return true;
       depth_ = first_level;
       Rollback(mark);
       if (aborted_) return false;
       if (use_backjumping_) {
+        if (ordering) Bump(conflict_);
         if (!Has(conflict_, level)) {
           jumped = true;  // the failure does not rest on b here: no other branch can fix it
           break;
@@ -214,6 +230,17 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
   }
   for (const StateKey& key : visited) Remember(key);
   return false;
+}
+
+void Searcher::Bump(const std::vector<std::uint64_t>& conflict) {
+  for (int w = 0; w < words_; ++w)
+    for (std::uint64_t bits = conflict[U(w)]; bits; bits &= bits - 1) {
+      const int level = 64 * w + std::countr_zero(bits);
+      if (U(level) < decision_.size() && decision_[U(level)] >= 0 && Bit(level) == level) {
+        const int b = decision_[U(level)];
+        if (placed_[U(b)]) ++activity_[U(b)];
+      }
+    }
 }
 
 StateKey Searcher::Key(const std::vector<int>& unplaced, int lo, int hi) const {

@@ -197,6 +197,11 @@ class Searcher {
   std::vector<std::pair<size_t, std::uint64_t>> column_trail_;  // (word, previous value)
   std::vector<std::uint64_t> conflict_;  // the decisions that explain the last failure
   std::vector<std::uint64_t> explain_;   // scratch for a raise's explanation
+  // SearchParams::conflict_ordering: per buffer, how often its placement was part of a
+  // failure's explanation (kept across Runs); per level, the buffer placed there or -1.
+  std::vector<std::int64_t> activity_;
+  std::vector<int> decision_;
+  void Bump(const std::vector<std::uint64_t>& conflict);
 };
 
 }  // namespace roam::layout::detail

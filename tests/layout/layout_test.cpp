@@ -59,9 +59,10 @@ std::vector<SearchParams> EveryCombination() {
     p.initial_node_limit = 8;  // several rounds, so the doubling is exercised too
     all.push_back(p);
   }
-  for (int mask = 0; mask < 4096; ++mask) {
+  for (int mask = 0; mask < 8192; ++mask) {
     SearchParams p;
     p.bottom_left = true;
+    p.conflict_ordering = mask & 4096;
     p.backjumping = mask & 2048;
     p.unanswered_bisections = mask & 1024 ? 1 : 0;
     p.failure_cache = mask & 512;
@@ -476,6 +477,36 @@ TEST(LayoutSearch, BackjumpingKeepsEveryOptimumAndInfeasibilityProof) {
   }
 }
 
+TEST(LayoutSearch, BackjumpingAndConflictOrderingShrinkTheSearchOnPerfectPackings) {
+  // Three of roam_perf_layout's tight instances (1 MiB x 1,024 steps in 32 B units), where a
+  // wrong choice is refuted far below it: fitting them at their capacity takes fewer nodes
+  // with backjumping, and fewer again when the conflicts also order the branches
+  // (perf/RESULTS.md, "Backjumping").
+  std::int64_t plain = 0, jumping = 0, ordered = 0;
+  for (auto [n, seed] : {std::pair(200, 1), std::pair(200, 2), std::pair(300, 1)}) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
+    const Bytes capacity = Bytes{1} << 20;
+    auto in = PerfectPacking(rng, n, capacity, 1024, 32);
+    LayoutParams params;
+    params.time_limit_s = 0;
+    params.capacity = capacity;
+    params.max_nodes = 2'000'000;  // a bound on the slowest variant, not an expectation
+    const LayoutResult r = SolveLayout(in, 32, params);
+    EXPECT_EQ(r.height, capacity) << n << "/" << seed;
+    ordered += r.nodes;
+    params.search.conflict_ordering = false;
+    const LayoutResult j = SolveLayout(in, 32, params);
+    EXPECT_EQ(j.height, capacity) << n << "/" << seed;
+    jumping += j.nodes;
+    params.search.backjumping = false;
+    const LayoutResult p = SolveLayout(in, 32, params);
+    EXPECT_EQ(p.height, capacity) << n << "/" << seed;
+    plain += p.nodes;
+  }
+  EXPECT_LT(jumping, plain);
+  EXPECT_LT(ordered, jumping);
+}
+
 TEST(LayoutSearch, PreordersGiveFourDistinctOrdersOnAPerfectPacking) {
   // Every section's total is the capacity, so ordering by it ties everywhere: the preorders
   // by section total and by width coincide, and the one by size is what keeps the round-robin
@@ -501,6 +532,9 @@ TEST(LayoutSearch, StoppingTheBisectionEarlyShrinksTheMinimisationOfPerfectPacki
     params.time_limit_s = 0;
     params.max_nodes = 2'000'000;  // a bound on the slower variant, not an expectation
     params.search.initial_node_limit = 50;
+    // With them, these packings are found at the bound's first probe: nothing left to stop.
+    params.search.backjumping = false;
+    params.search.conflict_ordering = false;
     const LayoutResult r = SolveLayout(in, 16, params);
     EXPECT_EQ(r.height, Bytes{1} << 12) << i;
     stopped += r.nodes;
