@@ -89,7 +89,8 @@ struct SearchParams {
   // retrying every choice made in between in other parts of the time line.
   bool backjumping = true;
   // With backjumping: succeed-first value ordering. Each buffer counts how often its placement
-  // was part of a failure's explanation (over the whole call: every preorder, round and probe);
+  // was part of a failure's explanation (over the whole call: every preorder and round, and
+  // every probe at the same capacity);
   // of the buffers that can rest at the chosen section, those counted least are tried first,
   // the preorder breaking ties. A buffer often blamed sits where the layout is hard to finish,
   // so a branch placing one that was rarely blamed is likelier to lead somewhere

@@ -141,6 +141,12 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
   use_bottom_left_ = params_.bottom_left && !candidate_branching &&
                      static_cast<std::int64_t>(buffers.size()) <= params_.bottom_left_max_buffers;
   use_backjumping_ = use_bottom_left_ && params_.backjumping;
+  if (use_backjumping_ && params_.conflict_ordering && capacity != activity_capacity_) {
+    // What fails at one capacity says little about another: counts are kept per capacity.
+    if (activity_capacity_ >= 0) activities_[activity_capacity_].swap(activity_);
+    activity_.swap(activities_[capacity]);
+    activity_capacity_ = capacity;
+  }
   column_trail_.clear();
   depth_ = 0;
   if (buffers.empty()) return SearchOutcome::kFound;
@@ -154,12 +160,12 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
   std::fill(remaining_.begin() + lo, remaining_.begin() + hi, 0);
   std::fill(floor_.begin() + lo, floor_.begin() + hi, 0);
   if (use_backjumping_) {
-    if (words_ == 0) {
-      // A level per placement and per empty-space decision: twice the buffers covers most
-      // paths; deeper levels share the last bit (conservative).
-      const std::int64_t levels = 2 * std::min<std::int64_t>(static_cast<std::int64_t>(in_.size.size()),
-                                                              params_.bottom_left_max_buffers);
-      words_ = static_cast<int>(std::clamp<std::int64_t>((levels + 63) / 64, 1, 32));
+    // A level per placement and per empty-space decision: twice the buffers covers most
+    // paths; deeper levels share the last bit (conservative).
+    const int words = static_cast<int>(
+        std::clamp<std::int64_t>((2 * static_cast<std::int64_t>(buffers.size()) + 63) / 64, 1, 32));
+    if (words > words_) {
+      words_ = words;
       column_.assign(U(in_.num_sections) * U(words_), 0);
       reason_.assign(in_.size.size(), -1);
       conflict_.assign(U(words_), 0);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -198,8 +199,11 @@ class Searcher {
   std::vector<std::uint64_t> conflict_;  // the decisions that explain the last failure
   std::vector<std::uint64_t> explain_;   // scratch for a raise's explanation
   // SearchParams::conflict_ordering: per buffer, how often its placement was part of a
-  // failure's explanation (kept across Runs); per level, the buffer placed there or -1.
+  // failure's explanation at this capacity (kept across Runs; the other capacities' counts in
+  // activities_); per level, the buffer placed there or -1.
   std::vector<std::int64_t> activity_;
+  std::map<Bytes, std::vector<std::int64_t>> activities_;
+  Bytes activity_capacity_ = -1;
   std::vector<int> decision_;
   void Bump(const std::vector<std::uint64_t>& conflict);
 };
