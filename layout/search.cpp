@@ -148,6 +148,7 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
     activity_capacity_ = capacity;
   }
   column_trail_.clear();
+  reason_trail_.clear();
   depth_ = 0;
   if (buffers.empty()) return SearchOutcome::kFound;
   int lo = in_.first[U(buffers.front())], hi = lo;
@@ -197,9 +198,12 @@ void Searcher::Queue(int b) {
 }
 
 void Searcher::Lift(int c, Bytes value, int s) {
-  base_trail_.push_back({c, base_[U(c)], use_backjumping_ ? reason_[U(c)] : -1});
+  base_trail_.emplace_back(c, base_[U(c)]);
   base_[U(c)] = value;
-  if (use_backjumping_) reason_[U(c)] = s;
+  if (use_backjumping_) {
+    reason_trail_.emplace_back(c, reason_[U(c)]);
+    reason_[U(c)] = s;
+  }
   if (use_unallocated_floor_) Queue(c);
 }
 
@@ -317,10 +321,12 @@ void Searcher::Rollback(const Mark& mark) {
     floor_trail_.pop_back();
   }
   while (base_trail_.size() > mark.bases) {
-    const BaseChange& change = base_trail_.back();
-    base_[U(change.buffer)] = change.base;
-    if (use_backjumping_) reason_[U(change.buffer)] = change.reason;
+    base_[U(base_trail_.back().first)] = base_trail_.back().second;
     base_trail_.pop_back();
+  }
+  while (reason_trail_.size() > mark.reasons) {
+    reason_[U(reason_trail_.back().first)] = reason_trail_.back().second;
+    reason_trail_.pop_back();
   }
   while (column_trail_.size() > mark.columns) {
     column_[column_trail_.back().first] = column_trail_.back().second;

@@ -113,10 +113,11 @@ class Searcher {
   void Remember(const StateKey& key);      // failed at capacity_ (unless aborted)
   // Everything a node changes is trailed, so that a node can undo what its subtree did.
   struct Mark {
-    size_t placed, bases, floors, columns;
+    size_t placed, bases, floors, columns, reasons;
   };
   Mark Marks() const {
-    return {placed_trail_.size(), base_trail_.size(), floor_trail_.size(), column_trail_.size()};
+    return {placed_trail_.size(), base_trail_.size(), floor_trail_.size(), column_trail_.size(),
+            reason_trail_.size()};
   }
   void Rollback(const Mark& mark);
   void Place(int b, Bytes offset);  // offset_, placed_ and remaining_, trailed
@@ -175,12 +176,7 @@ class Searcher {
   bool use_bottom_left_ = false;                   // in this Run
   std::vector<std::pair<int, Bytes>> floor_trail_;
   std::vector<Bytes> offset_;                      // per buffer, once placed
-  struct BaseChange {
-    int buffer;
-    Bytes base;
-    int reason;
-  };
-  std::vector<BaseChange> base_trail_;  // previous values to undo
+  std::vector<std::pair<int, Bytes>> base_trail_;  // (buffer, previous base) to undo
   std::vector<int> placed_trail_;                  // buffers in the order placed
   std::vector<int> queue_;                         // sections for Propagate
   std::vector<char> queued_;                       // per section
@@ -196,6 +192,7 @@ class Searcher {
   std::vector<std::uint64_t> column_;
   std::vector<int> reason_;
   std::vector<std::pair<size_t, std::uint64_t>> column_trail_;  // (word, previous value)
+  std::vector<std::pair<int, int>> reason_trail_;                // (buffer, previous reason)
   std::vector<std::uint64_t> conflict_;  // the decisions that explain the last failure
   std::vector<std::uint64_t> explain_;   // scratch for a raise's explanation
   // SearchParams::conflict_ordering: per buffer, how often its placement was part of a
