@@ -94,7 +94,7 @@ struct SearchParams {
   // of the buffers that can rest at the chosen section, those counted least are tried first,
   // the preorder breaking ties. A buffer often blamed sits where the layout is hard to finish,
   // so a branch placing one that was rarely blamed is likelier to lead somewhere
-  // (perf/RESULTS.md, "Backjumping").
+  // (perf/RESULTS.md, "Backjumping and conflict ordering").
   bool conflict_ordering = true;
   // With bottom_left: remember the states whose search failed (the unplaced buffers of a
   // time-disjoint group and the floors of the sections they cover, as a 128-bit hash) with the

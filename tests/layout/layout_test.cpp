@@ -481,7 +481,7 @@ TEST(LayoutSearch, BackjumpingAndConflictOrderingShrinkTheSearchOnPerfectPacking
   // Three of roam_perf_layout's tight instances (1 MiB x 1,024 steps in 32 B units), where a
   // wrong choice is refuted far below it: fitting them at their capacity takes fewer nodes
   // with backjumping, and fewer again when the conflicts also order the branches
-  // (perf/RESULTS.md, "Backjumping").
+  // (perf/RESULTS.md, "Backjumping and conflict ordering").
   std::int64_t plain = 0, jumping = 0, ordered = 0;
   for (auto [n, seed] : {std::pair(200, 1), std::pair(200, 2), std::pair(300, 1)}) {
     std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
