@@ -9,7 +9,9 @@
 // lowest offset a buffer covering it can still take. The branches are disjoint and together
 // exhaustive, so every pushed-down layout is reached exactly once.
 #include <algorithm>
+#include <bit>
 #include <limits>
+#include <tuple>
 
 #include "layout/search.h"
 
@@ -32,12 +34,28 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
   std::vector<int> candidates, branch, rest;
   std::vector<StateKey> visited;  // this call's states, failed if the call fails
   rest.reserve(unplaced.size());
+  // SearchParams::backjumping: each pass of the loop below is a node one level deeper than the
+  // last (the previous one's empty-space branch led to it). accs holds, per pass whose
+  // empty-space branch was taken, what explains the failure of its other branches and why they
+  // were the only ones; conflict_ the explanation of the failure that ended the loop.
+  const int first_level = depth_;
+  const bool ordering = use_backjumping_ && params_.conflict_ordering;
+  std::vector<std::uint64_t> accs, acc;
+  int level = first_level;
   // Each pass of the loop is one node: its buffer branches, then (the loop's next pass) the
   // branch that leaves the chosen section empty at the floor.
-  for (;;) {
+  for (;; ++level) {
     if (params_.failure_cache) {
       const StateKey key = Key(unplaced, lo, hi);
-      if (Failed(key)) break;
+      if (Failed(key)) {
+        if (use_backjumping_) {
+          // The state is fixed by what settled its sections.
+          std::fill(conflict_.begin(), conflict_.end(), 0);
+          for (int s = lo; s < hi; ++s)
+            if (remaining_[U(s)] > 0) OrColumn(conflict_, s);
+        }
+        break;
+      }
       visited.push_back(key);
     }
     Bytes h = kNever;
@@ -50,6 +68,10 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
       const Bytes offset = fixed >= 0 ? fixed : AlignUp(base_[U(b)], in_.align[U(b)]);
       if (offset + in_.size[U(b)] > capacity_ || base_[U(b)] > offset) {
         dead = true;  // no room left under the capacity, or a fixed place taken
+        if (use_backjumping_) {
+          std::fill(conflict_.begin(), conflict_.end(), 0);
+          OrReason(conflict_, b);
+        }
         break;
       }
       if (offset == h && base_[U(b)] == h && Free(b)) candidates.push_back(b);
@@ -77,23 +99,62 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
         if (in_.fixed[U(b)] >= 0) forced = true;
         branch.push_back(b);
       }
-    std::sort(branch.begin(), branch.end(), [&](int a, int b) {
-      return std::pair(in_.fixed[U(a)] < 0, rank_[U(a)]) <
-             std::pair(in_.fixed[U(b)] < 0, rank_[U(b)]);
-    });
+    if (ordering) {
+      // Succeed first: the buffers least often part of a failure's explanation so far first.
+      if (activity_.empty()) activity_.assign(in_.size.size(), 0);
+      if (decision_.size() <= U(level)) decision_.resize(U(level) + 1, -1);
+      decision_[U(level)] = -1;
+      std::sort(branch.begin(), branch.end(), [&](int a, int b) {
+        return std::tuple(in_.fixed[U(a)] < 0, activity_[U(a)], rank_[U(a)]) <
+               std::tuple(in_.fixed[U(b)] < 0, activity_[U(b)], rank_[U(b)]);
+      });
+    } else {
+      std::sort(branch.begin(), branch.end(), [&](int a, int b) {
+        return std::pair(in_.fixed[U(a)] < 0, rank_[U(a)]) <
+               std::pair(in_.fixed[U(b)] < 0, rank_[U(b)]);
+      });
+    }
     if (forced) branch.resize(1);
+    if (use_backjumping_) acc.assign(U(words_), 0);
+    bool jumped = false;
     for (int b : branch) {
       if (Aborting()) return false;
       ++nodes_;
       const Mark mark = Marks();
       // Floor plus remaining load is unchanged where b lies: only the unallocated floor can
       // infer anything here.
-      const bool ok = PlaceAndRaise(b, h, unplaced, rest);
+      const bool ok = PlaceAndRaise(b, h, unplaced, rest, level);
+      if (ordering) decision_[U(level)] = b;
+      depth_ = level + 1;
       if (ok && Solve(rest, h, rank_[U(b)])) return true;
+      depth_ = first_level;
       Rollback(mark);
       if (aborted_) return false;
+      if (use_backjumping_) {
+        if (ordering) Bump(conflict_);
+        if (!Has(conflict_, level)) {
+          jumped = true;  // the failure does not rest on b here: no other branch can fix it
+          break;
+        }
+        Clear(conflict_, level);
+        for (int k = 0; k < words_; ++k) acc[U(k)] |= conflict_[U(k)];
+      }
     }
-    if (forced) break;
+    if (jumped) break;
+    if (use_backjumping_) {
+      // Why the branches tried were the only ones: the section is settled below h, and every
+      // other unplaced buffer covering it rests higher (twins of a candidate are the same
+      // branch; a fixed one starts where it is fixed).
+      OrColumn(acc, chosen);
+      for (int c : unplaced)
+        if (in_.first[U(c)] <= chosen && chosen < in_.last[U(c)] && in_.fixed[U(c)] < 0 &&
+            base_[U(c)] > h)
+          OrReason(acc, c);
+    }
+    if (forced) {
+      if (use_backjumping_) conflict_ = acc;
+      break;
+    }
     // No buffer starts at h over the chosen section: its floor rises to the lowest offset one
     // covering it can still take. One that could rest at h now rests on a buffer that does not
     // cover the section (else that one would start at h over it), so it starts at or above
@@ -120,19 +181,66 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
         next = std::min(next, AlignUp(reach, in_.align[U(c)]));
       }
     }
-    if (next == kNever) break;
-    if (Aborting()) return false;
-    ++nodes_;
-    if (!Raise(chosen, next, unplaced)) {
-      for (int s : queue_) queued_[U(s)] = 0;
-      queue_.clear();
+    if (use_backjumping_) {
+      std::fill(explain_.begin(), explain_.end(), 0);
+      if (params_.section_inference && floor_[U(chosen)] + remaining_[U(chosen)] >= capacity_) {
+        // The section is full: space left empty at h is lost, so this branch fails whatever
+        // the floor rises to, because of what settled the section and this decision.
+        OrColumn(explain_, chosen);
+        explain_[U(Bit(level) / 64)] |= std::uint64_t{1} << (Bit(level) % 64);
+      } else {
+        // The raise rests on the bases of every unplaced buffer (through reach): taken as
+        // the whole path, this decision included.
+        AllBelow(explain_, level + 1);
+      }
+    }
+    if (next == kNever) {
+      if (use_backjumping_) {
+        conflict_ = explain_;
+        Clear(conflict_, level);
+        for (int k = 0; k < words_; ++k) conflict_[U(k)] |= acc[U(k)];
+      }
       break;
     }
-    if (use_unallocated_floor_ && !Propagate(unplaced)) break;
+    if (Aborting()) return false;
+    ++nodes_;
+    if (use_backjumping_) accs.insert(accs.end(), acc.begin(), acc.end());
+    if (!Raise(chosen, next, unplaced, explain_.data())) {
+      for (int s : queue_) queued_[U(s)] = 0;
+      queue_.clear();
+      ++level;
+      break;
+    }
+    if (use_unallocated_floor_ && !Propagate(unplaced)) {
+      ++level;
+      break;
+    }
   }
+  depth_ = first_level;
   Rollback(entry);
+  if (use_backjumping_) {
+    // The failure ended at pass level - first_level; fold it back through the passes whose
+    // empty-space branch led there.
+    for (int pass = level - first_level - 1; pass >= 0; --pass) {
+      const int at = first_level + pass;
+      if (!Has(conflict_, at)) continue;  // that pass fails with it too: nothing else to try
+      Clear(conflict_, at);
+      for (int k = 0; k < words_; ++k) conflict_[U(k)] |= accs[U(pass * words_ + k)];
+    }
+  }
   for (const StateKey& key : visited) Remember(key);
   return false;
+}
+
+void Searcher::Bump(const std::vector<std::uint64_t>& conflict) {
+  for (int w = 0; w < words_; ++w)
+    for (std::uint64_t bits = conflict[U(w)]; bits; bits &= bits - 1) {
+      const int level = 64 * w + std::countr_zero(bits);
+      if (U(level) < decision_.size() && decision_[U(level)] >= 0 && Bit(level) == level) {
+        const int b = decision_[U(level)];
+        if (placed_[U(b)]) ++activity_[U(b)];
+      }
+    }
 }
 
 StateKey Searcher::Key(const std::vector<int>& unplaced, int lo, int hi) const {

@@ -81,6 +81,21 @@ struct SearchParams {
   // With bottom_left: of the sections at the lowest floor, branch on the one the fewest
   // buffers can rest on (fail first; none: only the empty branch); false: the earliest.
   bool fewest_candidates = true;
+  // With bottom_left: conflict-directed backjumping. Every failure is explained by the
+  // decisions that settled the sections it read (the placements covering a section below its
+  // floor, and the empty-space decisions there); a node whose branch failed for reasons that do
+  // not include its own decision fails at once with them, skipping its other branches, so a
+  // search that went wrong early jumps back to the decision that caused the failure instead of
+  // retrying every choice made in between in other parts of the time line.
+  bool backjumping = true;
+  // With backjumping: succeed-first value ordering. Each buffer counts how often its placement
+  // was part of a failure's explanation (over the whole call: every preorder and round, and
+  // every probe at the same capacity);
+  // of the buffers that can rest at the chosen section, those counted least are tried first,
+  // the preorder breaking ties. A buffer often blamed sits where the layout is hard to finish,
+  // so a branch placing one that was rarely blamed is likelier to lead somewhere
+  // (perf/RESULTS.md, "Backjumping and conflict ordering").
+  bool conflict_ordering = true;
   // With bottom_left: remember the states whose search failed (the unplaced buffers of a
   // time-disjoint group and the floors of the sections they cover, as a 128-bit hash) with the
   // largest capacity each failed at, and fail at once when one comes back: perfect packings

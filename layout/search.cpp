@@ -140,6 +140,16 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
                                                             params_.unallocated_floor_max_buffers;
   use_bottom_left_ = params_.bottom_left && !candidate_branching &&
                      static_cast<std::int64_t>(buffers.size()) <= params_.bottom_left_max_buffers;
+  use_backjumping_ = use_bottom_left_ && params_.backjumping;
+  if (use_backjumping_ && params_.conflict_ordering && capacity != activity_capacity_) {
+    // What fails at one capacity says little about another: counts are kept per capacity.
+    if (activity_capacity_ >= 0) activities_[activity_capacity_].swap(activity_);
+    activity_.swap(activities_[capacity]);
+    activity_capacity_ = capacity;
+  }
+  column_trail_.clear();
+  reason_trail_.clear();
+  depth_ = 0;
   if (buffers.empty()) return SearchOutcome::kFound;
   int lo = in_.first[U(buffers.front())], hi = lo;
   for (int b : buffers) {
@@ -150,6 +160,21 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
   // The group owns its sections (no other group touches them), so its load is the section's.
   std::fill(remaining_.begin() + lo, remaining_.begin() + hi, 0);
   std::fill(floor_.begin() + lo, floor_.begin() + hi, 0);
+  if (use_backjumping_) {
+    // A level per placement and per empty-space decision: twice the buffers covers most
+    // paths; deeper levels share the last bit (conservative).
+    const int words = static_cast<int>(
+        std::clamp<std::int64_t>((2 * static_cast<std::int64_t>(buffers.size()) + 63) / 64, 1, 32));
+    if (words > words_) {
+      words_ = words;
+      column_.assign(U(in_.num_sections) * U(words_), 0);
+      reason_.assign(in_.size.size(), -1);
+      conflict_.assign(U(words_), 0);
+      explain_.assign(U(words_), 0);
+    }
+    std::fill(column_.begin() + lo * words_, column_.begin() + hi * words_, 0);
+    for (int b : buffers) reason_[U(b)] = -1;
+  }
   for (int b : buffers)
     for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] += in_.size[U(b)];
   std::vector<int> unplaced(buffers.begin(), buffers.end());
@@ -172,14 +197,57 @@ void Searcher::Queue(int b) {
     if (!queued_[U(s)]) queued_[U(s)] = 1, queue_.push_back(s);
 }
 
-bool Searcher::Raise(int s, Bytes value, const std::vector<int>& unplaced) {
+void Searcher::Lift(int c, Bytes value, int s) {
+  base_trail_.emplace_back(c, base_[U(c)]);
+  base_[U(c)] = value;
+  if (use_backjumping_) {
+    reason_trail_.emplace_back(c, reason_[U(c)]);
+    reason_[U(c)] = s;
+  }
+  if (use_unallocated_floor_) Queue(c);
+}
+
+void Searcher::SetColumnBit(int s, int level) {
+  const int k = Bit(level);
+  const size_t w = U(s) * U(words_) + U(k / 64);
+  const std::uint64_t bit = std::uint64_t{1} << (k % 64);
+  if (column_[w] & bit) return;
+  column_trail_.emplace_back(w, column_[w]);
+  column_[w] |= bit;
+}
+
+void Searcher::OrIntoColumn(int s, const std::uint64_t* bits) {
+  std::uint64_t* col = Column(s);
+  for (int k = 0; k < words_; ++k) {
+    if ((col[k] | bits[k]) == col[k]) continue;
+    column_trail_.emplace_back(U(s) * U(words_) + U(k), col[k]);
+    col[k] |= bits[k];
+  }
+}
+
+void Searcher::OrColumn(std::vector<std::uint64_t>& into, int s) const {
+  const std::uint64_t* col = column_.data() + U(s) * U(words_);
+  for (int k = 0; k < words_; ++k) into[U(k)] |= col[k];
+}
+
+void Searcher::OrReason(std::vector<std::uint64_t>& into, int b) const {
+  if (reason_[U(b)] >= 0) OrColumn(into, reason_[U(b)]);
+}
+
+void Searcher::AllBelow(std::vector<std::uint64_t>& bits, int level) const {
+  const int k = std::min(level, 64 * words_);
+  for (int w = 0; w < k / 64; ++w) bits[U(w)] = ~std::uint64_t{0};
+  if (k % 64) bits[U(k / 64)] |= (std::uint64_t{1} << (k % 64)) - 1;
+}
+
+bool Searcher::Raise(int s, Bytes value, const std::vector<int>& unplaced,
+                     const std::uint64_t* why) {
   floor_trail_.emplace_back(s, floor_[U(s)]);
   floor_[U(s)] = value;
+  if (use_backjumping_ && why) OrIntoColumn(s, why);
   auto lift = [&](int c) {
     if (placed_[U(c)] || base_[U(c)] >= value) return;
-    base_trail_.emplace_back(c, base_[U(c)]);
-    base_[U(c)] = value;
-    if (use_unallocated_floor_) Queue(c);
+    Lift(c, value, s);
   };
   if (!section_buffers_.empty()) {
     for (int c : section_buffers_[U(s)]) lift(c);
@@ -187,7 +255,10 @@ bool Searcher::Raise(int s, Bytes value, const std::vector<int>& unplaced) {
     for (int c : unplaced)
       if (in_.first[U(c)] <= s && s < in_.last[U(c)]) lift(c);
   }
-  return !params_.section_inference || value + remaining_[U(s)] <= capacity_;
+  if (!params_.section_inference || value + remaining_[U(s)] <= capacity_) return true;
+  // Below the floor the section is settled: its buffers cannot fit above.
+  if (use_backjumping_) std::copy(Column(s), Column(s) + words_, conflict_.begin());
+  return false;
 }
 
 bool Searcher::Propagate(const std::vector<int>& unplaced) {
@@ -203,30 +274,37 @@ bool Searcher::Propagate(const std::vector<int>& unplaced) {
       const Bytes f = in_.fixed[U(c)];
       lowest = std::min(lowest, f >= 0 ? f : AlignUp(base_[U(c)], in_.align[U(c)]));
     }
-    if (lowest != kNever && lowest > floor_[U(s)]) ok = Raise(s, lowest, unplaced);
+    if (lowest != kNever && lowest > floor_[U(s)]) {
+      if (use_backjumping_) {
+        // No unplaced buffer of the section can start lower: each rests on what settled the
+        // section that bounds its base.
+        std::fill(explain_.begin(), explain_.end(), 0);
+        for (int c : section_buffers_[U(s)])
+          if (!placed_[U(c)] && in_.fixed[U(c)] < 0) OrReason(explain_, c);
+      }
+      ok = Raise(s, lowest, unplaced, explain_.data());
+    }
   }
   queue_.clear();
   return ok;
 }
 
 bool Searcher::PlaceAndRaise(int b, Bytes offset, const std::vector<int>& unplaced,
-                             std::vector<int>& rest) {
+                             std::vector<int>& rest, int level) {
   Place(b, offset);
   const Bytes top = offset + in_.size[U(b)];
   for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) {
     floor_trail_.emplace_back(s, floor_[U(s)]);
     floor_[U(s)] = top;
+    if (use_backjumping_) SetColumnBit(s, level);
   }
   if (use_unallocated_floor_) Queue(b);
   rest.clear();
   for (int j : unplaced) {
     if (j == b) continue;
     rest.push_back(j);
-    if (base_[U(j)] < top && Overlap(b, j)) {
-      base_trail_.emplace_back(j, base_[U(j)]);
-      base_[U(j)] = top;
-      if (use_unallocated_floor_) Queue(j);
-    }
+    if (base_[U(j)] < top && Overlap(b, j))
+      Lift(j, top, std::max(in_.first[U(b)], in_.first[U(j)]));
   }
   return !use_unallocated_floor_ || Propagate(rest);
 }
@@ -245,6 +323,14 @@ void Searcher::Rollback(const Mark& mark) {
   while (base_trail_.size() > mark.bases) {
     base_[U(base_trail_.back().first)] = base_trail_.back().second;
     base_trail_.pop_back();
+  }
+  while (reason_trail_.size() > mark.reasons) {
+    reason_[U(reason_trail_.back().first)] = reason_trail_.back().second;
+    reason_trail_.pop_back();
+  }
+  while (column_trail_.size() > mark.columns) {
+    column_[column_trail_.back().first] = column_trail_.back().second;
+    column_trail_.pop_back();
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -95,7 +96,9 @@ class Searcher {
   bool BottomLeft(const std::vector<int>& unplaced);
   // Raises section s's floor to value and the bases of the unplaced buffers covering it (their
   // sections queued for the unallocated floor); false when the section no longer fits.
-  bool Raise(int s, Bytes value, const std::vector<int>& unplaced);
+  // why (SearchParams::backjumping): the decisions the new floor rests on, added to s's column.
+  bool Raise(int s, Bytes value, const std::vector<int>& unplaced,
+             const std::uint64_t* why = nullptr);
   // The unallocated floor over the queued sections, raising until nothing changes.
   bool Propagate(const std::vector<int>& unplaced);
   void Queue(int b);  // b's sections, for Propagate
@@ -110,15 +113,43 @@ class Searcher {
   void Remember(const StateKey& key);      // failed at capacity_ (unless aborted)
   // Everything a node changes is trailed, so that a node can undo what its subtree did.
   struct Mark {
-    size_t placed, bases, floors;
+    size_t placed, bases, floors, columns, reasons;
   };
-  Mark Marks() const { return {placed_trail_.size(), base_trail_.size(), floor_trail_.size()}; }
+  Mark Marks() const {
+    return {placed_trail_.size(), base_trail_.size(), floor_trail_.size(), column_trail_.size(),
+            reason_trail_.size()};
+  }
   void Rollback(const Mark& mark);
   void Place(int b, Bytes offset);  // offset_, placed_ and remaining_, trailed
+  // Lifts an unplaced buffer's base to value, settled by section s (trailed).
+  void Lift(int c, Bytes value, int s);
   // The bookkeeping of a placement in either branching: places b at offset, raises its
   // sections' floors to its top and the bases of the unplaced buffers it overlaps (rest gets
   // unplaced less b), then the unallocated floor. False when a raised section no longer fits.
-  bool PlaceAndRaise(int b, Bytes offset, const std::vector<int>& unplaced, std::vector<int>& rest);
+  bool PlaceAndRaise(int b, Bytes offset, const std::vector<int>& unplaced, std::vector<int>& rest,
+                     int level = 0);
+  // SearchParams::backjumping (bottom_left.cpp). A conflict set is words_ words, one bit per
+  // decision level of the path (levels beyond the last bit share it). column_ holds one per
+  // section: the decisions that settled it below its floor (the placements covering it and the
+  // space declared empty there, with what that rested on); reason_[b] is a section whose floor
+  // is at least b's base, so its column explains why b cannot start lower.
+  int Bit(int level) const { return std::min(level, 64 * words_ - 1); }
+  std::uint64_t* Column(int s) {
+    return column_.data() + static_cast<size_t>(s) * static_cast<size_t>(words_);
+  }
+  void SetColumnBit(int s, int level);                   // trailed
+  void OrIntoColumn(int s, const std::uint64_t* bits);  // trailed
+  void OrColumn(std::vector<std::uint64_t>& into, int s) const;  // into |= column s
+  void OrReason(std::vector<std::uint64_t>& into, int b) const;  // why b starts at its base
+  bool Has(const std::vector<std::uint64_t>& bits, int level) const {
+    const int k = Bit(level);
+    return (bits[static_cast<size_t>(k / 64)] >> (k % 64)) & 1;
+  }
+  void Clear(std::vector<std::uint64_t>& bits, int level) const {  // the level's own decision
+    if (level >= 64 * words_ - 1) return;  // shared with deeper levels
+    bits[static_cast<size_t>(level / 64)] &= ~(std::uint64_t{1} << (level % 64));
+  }
+  void AllBelow(std::vector<std::uint64_t>& bits, int level) const;  // bits |= levels < level
   bool Free(int b) const {  // a candidate under identical_buffers
     const int t = in_.twin[static_cast<size_t>(b)];
     return !params_.identical_buffers || t < 0 || placed_[static_cast<size_t>(t)];
@@ -155,6 +186,23 @@ class Searcher {
   // Failed states with the largest capacity each failed at; kept across Runs (preorders,
   // rounds and probes of one SolveLayout call).
   std::unordered_map<StateKey, Bytes, StateKeyHash> failed_;
+  bool use_backjumping_ = false;  // in this Run
+  int words_ = 0;
+  int depth_ = 0;  // decision level of the node being expanded
+  std::vector<std::uint64_t> column_;
+  std::vector<int> reason_;
+  std::vector<std::pair<size_t, std::uint64_t>> column_trail_;  // (word, previous value)
+  std::vector<std::pair<int, int>> reason_trail_;                // (buffer, previous reason)
+  std::vector<std::uint64_t> conflict_;  // the decisions that explain the last failure
+  std::vector<std::uint64_t> explain_;   // scratch for a raise's explanation
+  // SearchParams::conflict_ordering: per buffer, how often its placement was part of a
+  // failure's explanation at this capacity (kept across Runs; the other capacities' counts in
+  // activities_); per level, the buffer placed there or -1.
+  std::vector<std::int64_t> activity_;
+  std::map<Bytes, std::vector<std::int64_t>> activities_;
+  Bytes activity_capacity_ = -1;
+  std::vector<int> decision_;
+  void Bump(const std::vector<std::uint64_t>& conflict);
 };
 
 }  // namespace roam::layout::detail

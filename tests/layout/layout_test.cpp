@@ -59,9 +59,11 @@ std::vector<SearchParams> EveryCombination() {
     p.initial_node_limit = 8;  // several rounds, so the doubling is exercised too
     all.push_back(p);
   }
-  for (int mask = 0; mask < 2048; ++mask) {
+  for (int mask = 0; mask < 8192; ++mask) {
     SearchParams p;
     p.bottom_left = true;
+    p.conflict_ordering = mask & 4096;
+    p.backjumping = mask & 2048;
     p.unanswered_bisections = mask & 1024 ? 1 : 0;
     p.failure_cache = mask & 512;
     p.portfolio = mask & 256;
@@ -368,6 +370,7 @@ TEST(LayoutSearch, EachBottomLeftTechniqueShrinksTheSearch) {
   EXPECT_LT(all, NodesWithout(&SearchParams::unallocated_floor, true));
   EXPECT_LT(all, NodesWithout(&SearchParams::identical_buffers, true));
   EXPECT_LT(all, NodesWithout(&SearchParams::failure_cache, true));
+  EXPECT_LT(all, NodesWithout(&SearchParams::backjumping, true));
   // section_inference: without it the branch leaving space empty is cut only by the
   // capacity, and proving the hard instances optimal takes too long to be a test.
 }
@@ -424,6 +427,86 @@ TEST(LayoutSearch, TheFailureCacheKeepsEveryOptimumOnLargerInstances) {
   EXPECT_GT(cut, 0);
 }
 
+TEST(LayoutSearch, BackjumpingKeepsEveryOptimumAndInfeasibilityProof) {
+  // Beyond the brute force's reach, where jumps happen: hard instances with random buffers
+  // added, random sets with slack (empty-space branches that succeed) and perfect packings,
+  // each minimised (proofs at every capacity below the optimum) and asked one byte under the
+  // optimum (an infeasibility proof), with and without backjumping and by the candidate
+  // branching, which never jumps. All must agree.
+  std::mt19937_64 rng(15);
+  const auto hard = HardInstances();
+  for (int trial = 0; trial < 120; ++trial) {
+    std::vector<Interval> in;
+    if (trial % 4 == 0) {
+      in = hard[static_cast<size_t>(trial / 4) % hard.size()];
+      const auto extra = RandomIntervals(rng, 1 + trial % 4, 3, 10);
+      in.insert(in.end(), extra.begin(), extra.end());
+    } else if (trial % 4 == 1) {
+      in = RandomIntervals(rng, 10 + trial % 8, 6, 12);
+    } else if (trial % 4 == 2) {
+      in = PerfectPacking(rng, 14 + trial % 6, 40, 14, 1);
+    } else {
+      in = PerfectPacking(rng, 12 + trial % 6, 30, 12, 1);
+      const auto extra = RandomIntervals(rng, 1 + trial % 3, 4, 12);
+      in.insert(in.end(), extra.begin(), extra.end());
+    }
+    LayoutParams params;
+    params.time_limit_s = 0;
+    params.search.portfolio = false;
+    params.search.static_decomposition = trial % 2 == 0;
+    params.search.initial_node_limit = 1 + trial % 5;  // many rounds and restarts
+    const LayoutResult with = SolveLayout(in, 1, params);
+    params.search.backjumping = false;
+    const LayoutResult without = SolveLayout(in, 1, params);
+    params.search.bottom_left = false;
+    const LayoutResult candidates = SolveLayout(in, 1, params);
+    ExpectValid(in, with, 1);
+    ASSERT_EQ(with.status, LayoutStatus::kOptimal) << trial;
+    ASSERT_EQ(without.status, LayoutStatus::kOptimal) << trial;
+    ASSERT_EQ(with.height, without.height) << trial;
+    ASSERT_EQ(with.height, candidates.height) << trial;
+    params.search.bottom_left = true;
+    params.search.backjumping = true;
+    params.capacity = with.height - 1;
+    const LayoutResult under = SolveLayout(in, 1, params);
+    if (with.height > MaxLiveBytes(in)) {
+      ASSERT_EQ(under.status, LayoutStatus::kInfeasible) << trial;
+    }
+    params.capacity = with.height;
+    ASSERT_NE(SolveLayout(in, 1, params).status, LayoutStatus::kInfeasible) << trial;
+  }
+}
+
+TEST(LayoutSearch, BackjumpingAndConflictOrderingShrinkTheSearchOnPerfectPackings) {
+  // Three of roam_perf_layout's tight instances (1 MiB x 1,024 steps in 32 B units), where a
+  // wrong choice is refuted far below it: fitting them at their capacity takes fewer nodes
+  // with backjumping, and fewer again when the conflicts also order the branches
+  // (perf/RESULTS.md, "Backjumping and conflict ordering").
+  std::int64_t plain = 0, jumping = 0, ordered = 0;
+  for (auto [n, seed] : {std::pair(200, 1), std::pair(200, 2), std::pair(300, 1)}) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
+    const Bytes capacity = Bytes{1} << 20;
+    auto in = PerfectPacking(rng, n, capacity, 1024, 32);
+    LayoutParams params;
+    params.time_limit_s = 0;
+    params.capacity = capacity;
+    params.max_nodes = 2'000'000;  // a bound on the slowest variant, not an expectation
+    const LayoutResult r = SolveLayout(in, 32, params);
+    EXPECT_EQ(r.height, capacity) << n << "/" << seed;
+    ordered += r.nodes;
+    params.search.conflict_ordering = false;
+    const LayoutResult j = SolveLayout(in, 32, params);
+    EXPECT_EQ(j.height, capacity) << n << "/" << seed;
+    jumping += j.nodes;
+    params.search.backjumping = false;
+    const LayoutResult p = SolveLayout(in, 32, params);
+    EXPECT_EQ(p.height, capacity) << n << "/" << seed;
+    plain += p.nodes;
+  }
+  EXPECT_LT(jumping, plain);
+  EXPECT_LT(ordered, jumping);
+}
+
 TEST(LayoutSearch, PreordersGiveFourDistinctOrdersOnAPerfectPacking) {
   // Every section's total is the capacity, so ordering by it ties everywhere: the preorders
   // by section total and by width coincide, and the one by size is what keeps the round-robin
@@ -449,6 +532,9 @@ TEST(LayoutSearch, StoppingTheBisectionEarlyShrinksTheMinimisationOfPerfectPacki
     params.time_limit_s = 0;
     params.max_nodes = 2'000'000;  // a bound on the slower variant, not an expectation
     params.search.initial_node_limit = 50;
+    // With them, these packings are found at the bound's first probe: nothing left to stop.
+    params.search.backjumping = false;
+    params.search.conflict_ordering = false;
     const LayoutResult r = SolveLayout(in, 16, params);
     EXPECT_EQ(r.height, Bytes{1} << 12) << i;
     stopped += r.nodes;
