@@ -22,50 +22,6 @@ Bytes Peak(const Graph& graph, std::span<const OpId> schedule, Bytes alignment) 
   return TheoreticalPeak(r.graph, m, r.order);
 }
 
-// An MLP training step: forward a_i = mm(a_{i-1}), a loss, a backward reading both
-// activations of each layer in mirror order; op i costs costs[i]. Activations and gradients
-// are 100 bytes, the loss 10. Each layer's forward op and its backward op are one block of the
-// partition (independent subgraphs: the forward ops are memory-insensitive).
-Graph Chain(int layers, const std::vector<double>& costs) {
-  Graph g;
-  g.name = "chain";
-  auto op = [&](std::string name, Phase phase) {
-    g.ops.push_back(Op{static_cast<ExternalId>(g.ops.size()), std::move(name), phase, {}, {}});
-    return static_cast<OpId>(g.ops.size() - 1);
-  };
-  auto tensor = [&](Bytes size, OpId producer, TensorKind kind) {
-    Tensor t;
-    t.ext_id = static_cast<ExternalId>(g.tensors.size());
-    t.size = size;
-    t.producer = producer;
-    t.kind = kind;
-    g.tensors.push_back(t);
-    return static_cast<TensorId>(g.tensors.size() - 1);
-  };
-  auto read = [&](OpId o, TensorId t) { g.tensors[U(t)].consumers.push_back(o); };
-  std::vector<TensorId> acts = {tensor(100, kNoOp, TensorKind::kInput)};
-  for (int i = 0; i < layers; ++i) {
-    OpId f = op("aten.mm", Phase::kForward);
-    read(f, acts.back());
-    acts.push_back(tensor(100, f, TensorKind::kActivation));
-  }
-  OpId loss = op("aten.sum", Phase::kForward);
-  read(loss, acts.back());
-  TensorId grad = tensor(10, loss, TensorKind::kActivation);
-  for (int i = layers; i >= 1; --i) {
-    OpId b = op("aten.mm_backward", Phase::kBackward);
-    read(b, grad);
-    read(b, acts[U(i - 1)]);
-    read(b, acts[U(i)]);
-    grad = tensor(100, b, TensorKind::kGradient);
-  }
-  g.tensors[U(grad)].output = true;
-  g.op_costs.assign(costs.begin(), costs.end());
-  g.op_costs.resize(g.ops.size(), 1.0);
-  Finalize(g, "chain");
-  return g;
-}
-
 // The least recompute cost of any valid schedule with at most `extra` recomputations (each op
 // at most twice) whose peak is within budget.
 double BruteForceCost(const Graph& graph, Bytes budget, int extra) {
@@ -111,14 +67,15 @@ detail::MethodResult Described(const Graph& g, Schedule schedule, const RematPar
   return r;
 }
 
-// Two blocks of two layers each (blocks_group_ops = 2): the greedy's descent without its
+// Two blocks of two layers each (blocks_group_ops = 2; in testing::MlpChain each layer's forward
+// op and its backward op are one block of the partition): the greedy's descent without its
 // swap search recomputes dearer activations than needed; the pass, re-choosing each block's
 // recomputations with the other's fixed, reaches the brute-force optimum.
 TEST(BlockPass, ReachesBruteForceOnATwoBlockChainWhereTheDescentStopsDearer) {
   const std::vector<std::vector<double>> all_costs = {
       {9, 8, 6, 4, 3, 4, 1, 7, 9}, {6, 5, 6, 4, 5, 7, 6, 2, 4}, {7, 6, 4, 2, 7, 3, 5, 4, 8}};
   for (const auto& costs : all_costs) {
-    const Graph g = Chain(4, costs);
+    const Graph g = testing::MlpChain(4, costs);
     RematParams params;
     params.alignment = 1;
     params.greedy_swap_attempts = 0;
@@ -178,7 +135,7 @@ TEST(BlockPass, NeverDearerNorOverBudgetNorUnfaithfulOnRandomTrainingGraphs) {
 
 // An input over the budget comes back unchanged: the pass only improves schedules that fit.
 TEST(BlockPass, LeavesAScheduleOverTheBudgetAlone) {
-  const Graph g = Chain(4, {1, 1, 1, 1, 1, 1, 1, 1, 1});
+  const Graph g = testing::MlpChain(4, {1, 1, 1, 1, 1, 1, 1, 1, 1});
   RematParams params;
   params.alignment = 1;
   const Schedule start = detail::BaseSchedule(g, params);

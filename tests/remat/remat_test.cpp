@@ -22,52 +22,6 @@ namespace {
 
 size_t U(int i) { return static_cast<size_t>(i); }
 
-// A training step of an MLP with `layers` layers: forward a_i = f(a_{i-1}, w_i), a loss, and a
-// backward that reads every saved activation in mirror order. Every op costs cost[i] (1 by
-// default); activations are 100 bytes, gradients 100, the loss 10.
-Graph Chain(int layers, std::vector<double> costs = {}) {
-  Graph g;
-  g.name = "chain";
-  auto op = [&](std::string name, Phase phase) {
-    g.ops.push_back(Op{static_cast<ExternalId>(g.ops.size()), std::move(name), phase, {}, {}});
-    return static_cast<OpId>(g.ops.size() - 1);
-  };
-  auto tensor = [&](Bytes size, OpId producer, TensorKind kind) {
-    Tensor t;
-    t.ext_id = static_cast<ExternalId>(g.tensors.size());
-    t.size = size;
-    t.producer = producer;
-    t.kind = kind;
-    g.tensors.push_back(t);
-    return static_cast<TensorId>(g.tensors.size() - 1);
-  };
-  auto read = [&](OpId o, TensorId t) { g.tensors[U(t)].consumers.push_back(o); };
-  TensorId x = tensor(100, kNoOp, TensorKind::kInput);
-  std::vector<TensorId> acts = {x};
-  for (int i = 0; i < layers; ++i) {
-    OpId f = op("aten.mm", Phase::kForward);
-    read(f, acts.back());
-    acts.push_back(tensor(100, f, TensorKind::kActivation));
-  }
-  OpId loss = op("aten.sum", Phase::kForward);
-  read(loss, acts.back());
-  TensorId grad = tensor(10, loss, TensorKind::kActivation);
-  for (int i = layers; i >= 1; --i) {
-    OpId b = op("aten.mm_backward", Phase::kBackward);
-    read(b, grad);
-    read(b, acts[U(i - 1)]);
-    read(b, acts[U(i)]);
-    grad = tensor(100, b, TensorKind::kGradient);
-  }
-  g.tensors[U(grad)].output = true;
-  if (!costs.empty()) {
-    g.op_costs.resize(g.ops.size());
-    for (size_t i = 0; i < costs.size() && i < g.ops.size(); ++i) g.op_costs[i] = costs[i];
-  }
-  Finalize(g, "chain");
-  return g;
-}
-
 Bytes Peak(const Graph& graph, std::span<const OpId> schedule, Bytes alignment = 1) {
   Rewritten r = Rewrite(graph, schedule);
   MemoryModel m = BuildMemoryModel(r.graph, alignment);
@@ -211,7 +165,7 @@ TEST(Recomputable, DropoutOnlyWhenItsRngStateIsKept) {
 }
 
 TEST(Schedule, RejectsMissingOpsEarlyReadsAndRepeatsOfUnrecomputableOps) {
-  Graph g = Chain(2);  // ops: f0 f1 loss b2 b1
+  Graph g = testing::MlpChain(2);  // ops: f0 f1 loss b2 b1
   EXPECT_EQ(CheckSchedule(g, g.program_order), "");
   Schedule missing(g.program_order.begin(), g.program_order.end() - 1);
   EXPECT_NE(CheckSchedule(g, missing).find("never computed"), std::string::npos);
@@ -248,7 +202,7 @@ TEST(Schedule, RejectsReadingAValueOverwrittenInPlace) {
 }
 
 TEST(Rewrite, CopiesGetNewIdsProvenanceAndTheLaterConsumers) {
-  Graph g = Chain(2);               // 0 f0, 1 f1, 2 loss, 3 b2, 4 b1
+  Graph g = testing::MlpChain(2);   // 0 f0, 1 f1, 2 loss, 3 b2, 4 b1
   Schedule s = {0, 1, 2, 0, 3, 4};  // recompute f0 before the backward
   Rewritten r = Rewrite(g, s);
   ASSERT_EQ(r.graph.num_ops(), 6);
@@ -272,7 +226,7 @@ TEST(Rewrite, CopiesGetNewIdsProvenanceAndTheLaterConsumers) {
 }
 
 TEST(Faithful, RejectsAWrongRewiring) {
-  Graph g = Chain(3);  // 0 f0, 1 f1, 2 f2, 3 loss, 4 b3, 5 b2, 6 b1
+  Graph g = testing::MlpChain(3);  // 0 f0, 1 f1, 2 f2, 3 loss, 4 b3, 5 b2, 6 b1
   Rewritten r = Rewrite(g, Schedule{0, 1, 2, 3, 1, 4, 5, 6});
   ASSERT_EQ(CheckFaithful(r.graph, &g), "");
   const OpId copy = 7;
@@ -306,16 +260,17 @@ TEST(Faithful, RejectsAWrongRewiring) {
 }
 
 TEST(Cost, MissingCostsAreTheMemoryBoundEstimate) {
-  Graph g = Chain(1);  // f0: 100 B in, 100 B out
+  Graph g = testing::MlpChain(1);  // f0: 100 B in, 100 B out
   EXPECT_DOUBLE_EQ(OpCost(g, 0), kCostPerByte * 200);
-  Graph with = Chain(1, {7.0});
+  Graph with = testing::MlpChain(1, {7.0});
   EXPECT_DOUBLE_EQ(OpCost(with, 0), 7.0);
 }
 
 // The methods against every schedule with up to 2 recomputations, at budgets below, at and
 // above the best reachable peak.
 TEST(Methods, NeverBeatBruteForceAndNeverExceedTheBudget) {
-  std::vector<Graph> graphs = {Chain(2), Chain(3, {1, 5, 1, 1, 1, 1, 1}), Chain(3, {3, 1, 2, 1})};
+  std::vector<Graph> graphs = {testing::MlpChain(2), testing::MlpChain(3, {1, 5, 1, 1, 1, 1, 1}),
+                               testing::MlpChain(3, {3, 1, 2, 1})};
   std::mt19937_64 rng(7);
   for (int i = 0; i < 3; ++i) {
     testing::TrainingGraphOptions o;
@@ -363,7 +318,7 @@ TEST(Methods, NeverBeatBruteForceAndNeverExceedTheBudget) {
 }
 
 TEST(Methods, TheGreedyReachesTheTightBudgetOfAChain) {
-  Graph g = Chain(4);
+  Graph g = testing::MlpChain(4);
   RematParams params;
   params.alignment = 1;
   params.method = "greedy";
@@ -449,7 +404,7 @@ TEST(Methods, TheGreedysSwapReachesBruteForceWhereItsDescentStopsAbove) {
   const std::vector<std::vector<double>> all_costs = {
       {9, 8, 6, 4, 3, 4, 1, 7, 9}, {6, 5, 6, 4, 5, 7, 6, 2, 4}, {7, 6, 4, 2, 7, 3, 5, 4, 8}};
   for (const auto& costs : all_costs) {
-    const Graph g = Chain(4, costs);
+    const Graph g = testing::MlpChain(4, costs);
     const Schedule start(g.program_order.begin(), g.program_order.end());
     RematParams with;
     with.alignment = 1;
@@ -471,7 +426,7 @@ TEST(Methods, TheGreedysSwapReachesBruteForceWhereItsDescentStopsAbove) {
 // peak is below the maximum. Random graphs bring views, in-place writes, several outputs and
 // graph outputs.
 TEST(PeakLowerBound, NoScheduleGoesBelowItAtAnyOpsFirstStep) {
-  std::vector<Graph> graphs = {Chain(2), Chain(3, {1, 5, 1, 1, 1, 1, 1})};
+  std::vector<Graph> graphs = {testing::MlpChain(2), testing::MlpChain(3, {1, 5, 1, 1, 1, 1, 1})};
   std::mt19937_64 rng(11);
   for (int i = 0; i < 8; ++i) graphs.push_back(testing::RandomGraph(rng, {.ops = 6}));
   int checked = 0;

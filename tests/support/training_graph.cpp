@@ -259,4 +259,47 @@ Graph TrainingLikeGraph(std::mt19937_64& rng, const TrainingGraphOptions& option
   return graph;
 }
 
+Graph MlpChain(int layers, const std::vector<double>& costs) {
+  Graph g;
+  g.name = "chain";
+  auto op = [&](std::string name, Phase phase) {
+    g.ops.push_back(Op{static_cast<ExternalId>(g.ops.size()), std::move(name), phase, {}, {}});
+    return static_cast<OpId>(g.ops.size() - 1);
+  };
+  auto tensor = [&](Bytes size, OpId producer, TensorKind kind) {
+    Tensor t;
+    t.ext_id = static_cast<ExternalId>(g.tensors.size());
+    t.size = size;
+    t.producer = producer;
+    t.kind = kind;
+    g.tensors.push_back(t);
+    return static_cast<TensorId>(g.tensors.size() - 1);
+  };
+  auto read = [&](OpId o, TensorId t) { g.tensors[U(t)].consumers.push_back(o); };
+  TensorId x = tensor(100, kNoOp, TensorKind::kInput);
+  std::vector<TensorId> acts = {x};
+  for (int i = 0; i < layers; ++i) {
+    OpId f = op("aten.mm", Phase::kForward);
+    read(f, acts.back());
+    acts.push_back(tensor(100, f, TensorKind::kActivation));
+  }
+  OpId loss = op("aten.sum", Phase::kForward);
+  read(loss, acts.back());
+  TensorId grad = tensor(10, loss, TensorKind::kActivation);
+  for (int i = layers; i >= 1; --i) {
+    OpId b = op("aten.mm_backward", Phase::kBackward);
+    read(b, grad);
+    read(b, acts[U(i - 1)]);
+    read(b, acts[U(i)]);
+    grad = tensor(100, b, TensorKind::kGradient);
+  }
+  g.tensors[U(grad)].output = true;
+  if (!costs.empty()) {
+    g.op_costs.resize(g.ops.size());
+    for (size_t i = 0; i < costs.size() && i < g.ops.size(); ++i) g.op_costs[i] = costs[i];
+  }
+  Finalize(g, "chain");
+  return g;
+}
+
 }  // namespace roam::testing

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <random>
+#include <vector>
 
 #include "core/graph.h"
 
@@ -33,5 +34,13 @@ struct TrainingGraphOptions {
 // after every reader of the old value by size-0 tensors. Tensor kinds are set; external ids
 // are shuffled; program_order is the eager order (forward, backward, optimizer).
 Graph TrainingLikeGraph(std::mt19937_64& rng, const TrainingGraphOptions& options = {});
+
+// A training step of an MLP with `layers` layers: forward a_i = mm(a_{i-1}) from a 100-byte
+// graph input, a loss ("aten.sum", 10 bytes), and a backward ("aten.mm_backward") that reads
+// the incoming gradient and both activations of each layer in mirror order; activations and
+// gradients are 100 bytes, the last gradient is the graph output. Ops are numbered forward,
+// loss, backward; costs[i] is op i's cost (ops past the list cost 0; no list: no costs, so
+// the remat cost model's defaults apply).
+Graph MlpChain(int layers, const std::vector<double>& costs = {});
 
 }  // namespace roam::testing
