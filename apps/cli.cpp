@@ -20,8 +20,10 @@ void AddInputOptions(CLI::App& cmd, InputOptions& options) {
   cmd.add_option("input", options.path,
                  "Graph to plan: a roam-graph-v1 JSON file, or a YAML model config")
       ->required();
-  cmd.add_option("--set", options.overrides,
-                 "Override a config key, e.g. --set model.batch=4 (repeatable; configs only)");
+  cmd.add_option(
+      "--set", options.overrides,
+      "Override a config key, e.g. --set model.batch=4 (repeatable; for a graph file, planner.* "
+      "and remat.* keys only)");
 }
 
 Input LoadInput(const InputOptions& options) {
@@ -34,9 +36,8 @@ Input LoadInput(const InputOptions& options) {
     gen::Config config = gen::LoadConfig(path, options.overrides);
     return {gen::GenerateGraph(config), config.planner, config.remat};
   }
-  if (!options.overrides.empty())
-    throw InputError("--set applies to YAML configs only; " + path + " is a graph");
-  return {LoadGraph(path), OptimizerParams{}, remat::RematParams{}};
+  gen::PlanningSettings settings = gen::ParsePlanningOverrides(options.overrides, path);
+  return {LoadGraph(path), std::move(settings.planner), std::move(settings.remat)};
 }
 
 CLI::Option* AddAlignmentOption(CLI::App& cmd, Bytes& alignment) {

@@ -187,8 +187,7 @@ LoadedInput LoadRunInput(const std::string& path, const std::vector<std::string>
     in.planner = config.planner;
     return in;
   }
-  if (!overrides.empty())
-    throw InputError("--set applies to YAML configs only; " + path + " is a graph");
+  in.planner = gen::ParsePlanningOverrides(overrides, path).planner;
   in.graph = LoadGraph(path);
   return in;
 }

@@ -586,6 +586,25 @@ Config ParseConfig(std::string_view text, std::string_view source,
   return config;
 }
 
+PlanningSettings ParsePlanningOverrides(const std::vector<std::string>& overrides,
+                                        std::string_view source) {
+  YAML::Node root(YAML::NodeType::Map);
+  const std::map<std::string, std::string> overridden = ApplyOverrides(root, overrides);
+  const Reader reader(std::string(source), overridden);
+  for (const auto& [path, set] : overridden) {
+    const std::string section = path.substr(0, path.find('.'));
+    if (section != "planner" && section != "remat")
+      reader.Fail(path, root[section],
+                  "a graph file has no " + section +
+                      " settings; only planner.* and remat.* keys apply to it");
+  }
+  PlanningSettings settings;
+  ReadPlanner(reader, reader.Section(root, "planner"), settings.planner);
+  ReadRemat(reader, reader.Section(root, "remat"), settings.remat);
+  settings.remat.alignment = settings.planner.alignment;
+  return settings;
+}
+
 Config LoadConfig(const std::string& path, const std::vector<std::string>& overrides) {
   return ParseConfig(ReadFile(path), path, overrides);
 }

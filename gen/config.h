@@ -96,4 +96,14 @@ Config ParseConfig(std::string_view text, std::string_view source,
                    const std::vector<std::string>& overrides = {});
 Config LoadConfig(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// The planner and remat sections alone, from overrides ("remat.greedy_max_steps=500"), for an
+// input that is a graph file rather than a config: defaults elsewhere. Messages name source;
+// a model or training key is an InputError, since a graph file has neither.
+struct PlanningSettings {
+  OptimizerParams planner;
+  remat::RematParams remat;  // alignment: the planner's
+};
+PlanningSettings ParsePlanningOverrides(const std::vector<std::string>& overrides,
+                                        std::string_view source);
+
 }  // namespace roam::gen

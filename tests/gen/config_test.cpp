@@ -315,5 +315,32 @@ TEST(IntegerModelKeys, AreTheIntegerKeysTheFamilyReads) {
   EXPECT_EQ(IntegerModelKeys(m), expected);
 }
 
+TEST(PlanningOverrides, SetThePlannerAndRematSectionsOfAGraphFile) {
+  const PlanningSettings s =
+      ParsePlanningOverrides({"planner.alignment=256", "planner.partition.node_limit=60",
+                              "remat.greedy_max_steps=7", "remat.rule.rng_state_kept=true"},
+                             "g.json");
+  EXPECT_EQ(s.planner.alignment, 256);
+  EXPECT_EQ(s.planner.partition.node_limit, 60);
+  EXPECT_EQ(s.remat.greedy_max_steps, 7);
+  EXPECT_TRUE(s.remat.rule.rng_state_kept);
+  EXPECT_EQ(s.remat.alignment, 256);  // the planner's
+  const PlanningSettings defaults = ParsePlanningOverrides({}, "g.json");
+  EXPECT_EQ(defaults.remat.greedy_max_steps, remat::RematParams{}.greedy_max_steps);
+}
+
+TEST(PlanningOverrides, RejectModelTrainingAndUnknownKeysNamingTheFileAndTheSet) {
+  for (const char* bad : {"model.batch=4", "training.optimizer=sgd", "remat.greedy_max_step=3"}) {
+    try {
+      ParsePlanningOverrides({bad}, "g.json");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("g.json"), std::string::npos) << what;
+      EXPECT_NE(what.find(std::string("--set ") + bad), std::string::npos) << what;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace roam::gen

@@ -67,6 +67,26 @@ TEST_F(RematCli, TheConfigsRematSectionAppliesAndAFlagWins) {
   EXPECT_NE(rejected.err.find("remat.greedy_score"), std::string::npos) << rejected.err;
 }
 
+// A graph file has no config, but its planner and remat settings come from --set all the
+// same; a model key names the graph file and the --set, and exits 2.
+TEST_F(RematCli, AGraphFileTakesPlannerAndRematSetsButNoModelKeys) {
+  const std::string graph = TrainingGraph(6, 3);
+  const std::vector<std::string> base = {"remat",       graph, "--budget-ratio", "0.8",
+                                         "--alignment", "1",   "--json"};
+  std::vector<std::string> set = base;
+  set.insert(set.end(), {"--set", "remat.method=checkpoint"});
+  auto from_set = RunRoam(set);
+  ASSERT_EQ(from_set.exit_code, 0) << from_set.err << from_set.out;
+  EXPECT_EQ(nlohmann::json::parse(from_set.out)["method"], "checkpoint");
+  std::vector<std::string> model = base;
+  model.insert(model.end(), {"--set", "model.batch=4"});
+  auto rejected = RunRoam(model);
+  EXPECT_EQ(rejected.exit_code, 2);
+  for (const std::string& part : {graph, std::string("--set model.batch=4"),
+                                  std::string("only planner.* and remat.* keys apply")})
+    EXPECT_NE(rejected.err.find(part), std::string::npos) << rejected.err;
+}
+
 // `--method blocks` is the greedy improved block by block over the subgraph tree: a valid,
 // faithful plan within the budget, never dearer than the greedy's; a bad checkpoint cut rule is
 // bad input.
