@@ -9,50 +9,21 @@
 #include "core/memory_model.h"
 #include "remat/internal.h"
 #include "remat/remat.h"
+#include "tests/remat/brute_force.h"
 #include "tests/support/training_graph.h"
 
 namespace roam::remat {
 namespace {
 
-size_t U(int i) { return static_cast<size_t>(i); }
-
-Bytes Peak(const Graph& graph, std::span<const OpId> schedule, Bytes alignment) {
-  Rewritten r = Rewrite(graph, schedule);
-  MemoryModel m = BuildMemoryModel(r.graph, alignment);
-  return TheoreticalPeak(r.graph, m, r.order);
-}
 
 // The least recompute cost of any valid schedule with at most `extra` recomputations (each op
 // at most twice) whose peak is within budget.
 double BruteForceCost(const Graph& graph, Bytes budget, int extra) {
-  const int n = graph.num_ops();
-  Schedule s;
-  std::vector<int> count(U(n), 0);
-  int done = 0;
   double best = std::numeric_limits<double>::infinity();
-  std::function<void(int)> dfs = [&](int left) {
-    if (done == n && CheckSchedule(graph, s).empty() && Peak(graph, s, 1) <= budget)
+  testing::ForEachSchedule(graph, extra, [&](const Schedule& s) {
+    if (testing::SchedulePeak(graph, s) <= budget)
       best = std::min(best, detail::RecomputeCost(graph, s));
-    if (done == n) return;
-    for (OpId op = 0; op < n; ++op) {
-      const bool repeat = count[U(op)] > 0;
-      if (count[U(op)] >= 2 || (repeat && (left == 0 || !IsRecomputable(graph, op)))) continue;
-      bool ready = true;
-      for (TensorId t : graph.ops[U(op)].inputs) {
-        const OpId p = graph.tensors[U(t)].producer;
-        ready = ready && (p == kNoOp || count[U(p)] > 0);
-      }
-      if (!ready) continue;
-      s.push_back(op);
-      ++count[U(op)];
-      if (!repeat) ++done;
-      dfs(repeat ? left - 1 : left);
-      if (!repeat) --done;
-      --count[U(op)];
-      s.pop_back();
-    }
-  };
-  dfs(extra);
+  });
   return best;
 }
 
@@ -90,7 +61,7 @@ TEST(BlockPass, ReachesBruteForceOnATwoBlockChainWhereTheDescentStopsDearer) {
         detail::ImproveByBlocks(g, start, descent, budget, params, 0);
     EXPECT_EQ(improved.method, "blocks");
     EXPECT_DOUBLE_EQ(improved.recompute_cost, optimum);
-    EXPECT_LE(Peak(g, improved.schedule, 1), budget);
+    EXPECT_LE(testing::SchedulePeak(g, improved.schedule), budget);
   }
 }
 
@@ -120,7 +91,7 @@ TEST(BlockPass, NeverDearerNorOverBudgetNorUnfaithfulOnRandomTrainingGraphs) {
         EXPECT_EQ(CheckSchedule(g, out.schedule), "");
         const Rewritten rw = Rewrite(g, out.schedule);
         EXPECT_EQ(CheckFaithful(rw.graph, &g), "");
-        EXPECT_LE(Peak(g, out.schedule, 1), budget);
+        EXPECT_LE(testing::SchedulePeak(g, out.schedule), budget);
         EXPECT_LE(detail::RecomputeCost(g, out.schedule), in.recompute_cost + 1e-9);
         EXPECT_DOUBLE_EQ(out.recompute_cost, detail::RecomputeCost(g, out.schedule));
         const detail::MethodResult again = detail::ImproveByBlocks(g, start, in, budget, params, 0);

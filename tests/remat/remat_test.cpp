@@ -13,6 +13,7 @@
 #include "gen/config.h"
 #include "gen/generate.h"
 #include "remat/internal.h"
+#include "tests/remat/brute_force.h"
 #include "tests/support/random_graph.h"
 #include "tests/support/state_writer_graph.h"
 #include "tests/support/training_graph.h"
@@ -22,44 +23,10 @@ namespace {
 
 size_t U(int i) { return static_cast<size_t>(i); }
 
-Bytes Peak(const Graph& graph, std::span<const OpId> schedule, Bytes alignment = 1) {
-  Rewritten r = Rewrite(graph, schedule);
-  MemoryModel m = BuildMemoryModel(r.graph, alignment);
-  return TheoreticalPeak(r.graph, m, r.order);
-}
+using testing::ForEachSchedule;
 
-// Every valid schedule with at most `extra` recomputations (each op at most twice).
-void ForEachSchedule(const Graph& graph, int extra,
-                     const std::function<void(const Schedule&)>& visit) {
-  const int n = graph.num_ops();
-  Schedule s;
-  std::vector<int> count(U(n), 0);
-  int done = 0;
-  std::function<void(int)> dfs = [&](int left) {
-    if (done == n) {
-      if (CheckSchedule(graph, s).empty()) visit(s);
-    }
-    for (OpId op = 0; op < n; ++op) {
-      const bool repeat = count[U(op)] > 0;
-      if (count[U(op)] >= 2 || (repeat && (left == 0 || !IsRecomputable(graph, op)))) continue;
-      bool ready = true;
-      for (TensorId t : graph.ops[U(op)].inputs) {
-        OpId p = graph.tensors[U(t)].producer;
-        ready = ready && (p == kNoOp || count[U(p)] > 0);
-      }
-      if (!ready) continue;
-      // A finished schedule may only grow by ops still to come: stop after the last original.
-      if (done == n) continue;
-      s.push_back(op);
-      ++count[U(op)];
-      if (!repeat) ++done;
-      dfs(repeat ? left - 1 : left);
-      if (!repeat) --done;
-      --count[U(op)];
-      s.pop_back();
-    }
-  };
-  dfs(extra);
+Bytes Peak(const Graph& graph, std::span<const OpId> schedule, Bytes alignment = 1) {
+  return testing::SchedulePeak(graph, schedule, alignment);
 }
 
 struct Oracle {

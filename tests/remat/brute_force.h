@@ -1,0 +1,20 @@
+// Brute force over remat schedules for the remat tests' oracles on tiny graphs.
+#pragma once
+
+#include <functional>
+#include <span>
+
+#include "remat/remat.h"
+
+namespace roam::testing {
+
+using remat::Schedule;
+
+// The theoretical peak of a schedule's rewritten graph.
+Bytes SchedulePeak(const Graph& graph, std::span<const OpId> schedule, Bytes alignment = 1);
+
+// Every valid schedule with at most `extra` recomputations (each op at most twice).
+void ForEachSchedule(const Graph& graph, int extra,
+                     const std::function<void(const Schedule&)>& visit);
+
+}  // namespace roam::testing
