@@ -215,21 +215,6 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
     detail::Evaluated e = detail::Evaluate(graph, r.schedule, params);
     auto intervals = PlannedIntervals(e.model, e.lifetimes);
     auto [offsets, actual] = LayOut(intervals, e.peak, budget, params);
-    if (actual > budget && attempt == 0 && params.method == "best" &&
-        !params.fallback_base_orders.empty() && budget >= result.peak_lower_bound) {
-      // Fragmentation counted: the first fallback whose arena fits replaces the pick.
-      for (MethodResult& f : Fallbacks(graph, target, params)) {
-        detail::Evaluated fe = detail::Evaluate(graph, f.schedule, params);
-        auto fi = PlannedIntervals(fe.model, fe.lifetimes);
-        auto [fo, fa] = LayOut(fi, fe.peak, budget, params);
-        if (fa > budget) continue;
-        r = std::move(f);
-        e = std::move(fe);
-        offsets = std::move(fo);
-        actual = fa;
-        break;
-      }
-    }
     const Bytes best_eval_peak = e.peak;
     const bool fits = actual <= budget, best_fits = best_actual <= budget;
     if (!have || (fits && (!best_fits || e.recompute_cost < best_eval.recompute_cost)) ||
@@ -244,6 +229,23 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
     // Below the peak this schedule already reached: a schedule that met the old target with
     // room to spare would otherwise come back unchanged.
     target = std::min(target, best_eval_peak) - (actual - budget);
+  }
+  if (best_actual > budget && params.method == "best" && !params.fallback_base_orders.empty() &&
+      budget >= result.peak_lower_bound) {
+    // Every attempt missed by the arena: the first fallback whose arena fits is the plan.
+    // After the retries, so that a plan they find is never replaced (nor its time raised).
+    for (MethodResult& f : Fallbacks(graph, budget, params)) {
+      detail::Evaluated fe = detail::Evaluate(graph, f.schedule, params);
+      auto fi = PlannedIntervals(fe.model, fe.lifetimes);
+      auto [fo, fa] = LayOut(fi, fe.peak, budget, params);
+      if (fa > budget) continue;
+      best_actual = fa;
+      best_offsets = std::move(fo);
+      best_eval = std::move(fe);
+      best_method = std::move(f);
+      target = budget;
+      break;
+    }
   }
   result.feasible = best_actual <= budget;
   result.status = result.feasible ? best_method.status : "infeasible";
