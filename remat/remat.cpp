@@ -190,6 +190,9 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
       kCheckpointCuts.end())
     throw InputError("unknown checkpoint cut rule \"" + params.checkpoint_cuts +
                      "\" (both, insensitive, ops)");
+  for (const std::string& order : params.fallback_base_orders)
+    if (std::find(OrderNames().begin(), OrderNames().end(), order) == OrderNames().end())
+      throw InputError("unknown fallback base order \"" + order + "\"");
   RematResult result;
   result.budget = budget;
   const Schedule start = BaseSchedule(graph, params);

@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/error.h"
 #include "core/memory_model.h"
 #include "remat/internal.h"
 #include "remat/remat.h"
@@ -68,6 +69,13 @@ TEST(ArenaFit, BestFallsBackToOtherBaseOrdersAndLongerChainsWhereItsPickMisses) 
   EXPECT_EQ(CheckFaithful(r.rewritten.graph, &g), "");
   params.greedy_long_chain = 0;  // chains of 16 from xla-list stop above the budget
   EXPECT_FALSE(PlanRemat(g, budget, params).feasible);
+}
+
+TEST(ArenaFit, AnUnknownFallbackOrderIsAnInputError) {
+  const Graph g = testing::RandomLayered({.nodes = 10}, 10);
+  RematParams params = Deterministic("best");
+  params.fallback_base_orders = {"xla-list", "nope"};
+  EXPECT_THROW(PlanRemat(g, NoRematPeak(g, params), params), InputError);
 }
 
 // On tiny graphs, with best's other ways cut short (the greedy's chains to one op, the
