@@ -138,7 +138,10 @@ const std::vector<std::string> kRematKeys = {"method",
                                              "lookahead_max_computations_factor",
                                              "layout_retries",
                                              "layout_search_time_limit_s",
-                                             "layout_search_max_nodes"};
+                                             "layout_search_max_nodes",
+                                             "layout_search_wide",
+                                             "greedy_long_chain",
+                                             "fallback_base_orders"};
 const std::vector<std::string> kRematRuleKeys = {"rng_state_kept", "state_update_skipped"};
 // Flat planner keys of earlier configs, and where they live now.
 const std::vector<std::pair<std::string, std::string>> kMovedPlannerKeys = {
@@ -470,6 +473,20 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
       p.layout_search_time_limit_s = r.NonNegative(v, path);
     } else if (key == "layout_search_max_nodes") {
       p.layout_search_max_nodes = r.Integer(v, path, 0);
+    } else if (key == "greedy_long_chain") {
+      p.greedy_long_chain = count(0);
+    } else if (key == "fallback_base_orders") {
+      if (!v.IsSequence()) r.Fail(path, v, "must be a list of order names, e.g. [xla-list]");
+      std::vector<std::string> orders;
+      for (size_t i = 0; i < v.size(); ++i) {
+        const std::string name = v[i].IsScalar() ? v[i].as<std::string>() : std::string();
+        if (std::find(OrderNames().begin(), OrderNames().end(), name) == OrderNames().end())
+          r.Fail(path + "[" + std::to_string(i) + "]", v[i], "must be an order name");
+        orders.push_back(name);
+      }
+      p.fallback_base_orders = orders;
+    } else if (key == "layout_search_wide") {
+      p.layout_search_wide = r.Bool(v, path);
     }
   }
 }

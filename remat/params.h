@@ -50,6 +50,10 @@ struct RematParams {
   // Greedy: the most ops one eviction may recompute, the evicted storage's producers and, for
   // inputs freed before the peak, their producers in turn (a chain).
   int greedy_max_chain = 16;
+  // Best's fallback (fallback_base_orders): the greedy is also run with chains of up to this
+  // many ops (0 or at most greedy_max_chain: not). On random-layered-100 at 80% chains of 16
+  // stall at a peak of 689 (budget 672); of 24 or more reach 670, and 656 from xla-list.
+  int greedy_long_chain = 64;
   // Greedy: how candidates are ranked, all per unit of recompute cost (MONeT's and
   // Checkmate's currency: cheap memory-bound ops go before matmuls and convolutions).
   // "log": bytes freed at the peak times log(1 + steps they stay freed); "peak": the bytes
@@ -131,6 +135,20 @@ struct RematParams {
   // ... and at most this many search nodes per attempt (0: no limit): with a node limit and no
   // binding time limit, the plan does not depend on the machine's speed or load.
   std::int64_t layout_search_max_nodes = 0;
+  // Where that search leaves the arena over the budget: a second search (same limits) with its
+  // bottom-left branching and unallocated floor in groups of any size (layout/layout.h limits
+  // them to 1,000 buffers by default, for whole training graphs' sake), before the method is
+  // rerun at a lower target. On random-layered-1000 at 80% the default search stops at 921
+  // bytes for a schedule whose theoretical peak is 909 (budget 918); this one packs it at 909.
+  bool layout_search_wide = true;
+  // Best: where the arena of its schedule misses the budget (fragmentation, or a theoretical
+  // peak above it), the greedy is run from base_order and from each of these base orders
+  // (baseline/orders.h names), with chains of greedy_max_chain and greedy_long_chain ops; their
+  // schedules within the budget by the theoretical peak are laid out, cheapest first, and the
+  // first whose arena fits is kept (after the retries at lower targets missed). Empty: off. The
+  // base order changes which values the greedy evicts and how the rewritten graph packs:
+  // random-layered-100 at 80% fits from xla-list (arena 670 of 672) and from no other.
+  std::vector<std::string> fallback_base_orders = {"xla-list", "program"};
 };
 
 }  // namespace roam::remat

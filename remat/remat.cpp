@@ -101,6 +101,82 @@ Bytes NoRematPeak(const Graph& graph, const RematParams& params) {
 
 namespace {
 
+// Offsets of a schedule's buffers and the arena's height: best-fit, then llfb, then the
+// layout search where both miss the theoretical peak, and where the arena is still over the
+// budget, the search once more with its bottom-left branching in groups of any size.
+std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals, Bytes peak,
+                                            Bytes budget, const RematParams& params) {
+  std::vector<Bytes> offsets = PlaceBuffers("best-fit", intervals, params.alignment);
+  Bytes actual = LayoutHeight(intervals, offsets);
+  if (actual > peak) {
+    std::vector<Bytes> other = PlaceBuffers("llfb", intervals, params.alignment);
+    if (Bytes h = LayoutHeight(intervals, other); h < actual) {
+      actual = h;
+      offsets = std::move(other);
+    }
+  }
+  auto search = [&](bool wide) {
+    layout::LayoutParams lp;
+    lp.time_limit_s = params.layout_search_time_limit_s;
+    lp.max_nodes = params.layout_search_max_nodes;
+    if (wide) {
+      // The default limits keep these techniques to groups of 1,000 buffers for whole training
+      // graphs' sake (docs/layout.md); a rewritten graph of 1,000 ops and its copies is one
+      // group just above, and packs to its theoretical peak with them (perf/RESULTS.md).
+      lp.search.bottom_left_max_buffers = std::numeric_limits<int>::max();
+      lp.search.unallocated_floor_max_buffers = std::numeric_limits<int>::max();
+    }
+    const layout::LayoutResult l =
+        layout::SolveLayout(intervals, params.alignment, lp, std::span<const Bytes>(offsets));
+    if (l.call == layout::LayoutCall::kOk && l.height < actual) {
+      actual = l.height;
+      offsets = l.offsets;
+    }
+  };
+  // The greedy layouts missed the theoretical peak: the search engine closes the gap that
+  // would otherwise cost a retry (a lower target, more recomputation).
+  if (actual > peak && params.layout_search_time_limit_s > 0) search(false);
+  if (actual > budget && actual > peak && params.layout_search_time_limit_s > 0 &&
+      params.layout_search_wide)
+    search(true);
+  return {std::move(offsets), actual};
+}
+
+// Where the chosen schedule's arena misses the budget (fragmentation, or a theoretical peak
+// above it): the greedy from base_order and from each of fallback_base_orders, with chains of
+// greedy_max_chain and of greedy_long_chain ops. Their schedules within target by the
+// theoretical peak, cheapest first, distinct, for the caller to lay out.
+// Not bound by time_limit_s (the exact method may have spent it): each fallback is one greedy
+// descent and at most two layout searches of layout_search_time_limit_s.
+std::vector<MethodResult> Fallbacks(const Graph& graph, Bytes target, const RematParams& params) {
+  std::vector<std::string> orders = {params.base_order};
+  for (const std::string& o : params.fallback_base_orders)
+    if (std::find(orders.begin(), orders.end(), o) == orders.end()) orders.push_back(o);
+  std::vector<int> chains = {params.greedy_max_chain};
+  if (params.greedy_long_chain > params.greedy_max_chain)
+    chains.push_back(params.greedy_long_chain);
+  std::vector<MethodResult> found;
+  for (const std::string& order : orders) {
+    RematParams p = params;
+    p.base_order = order;
+    const Schedule start = BaseSchedule(graph, p);
+    for (int chain : chains) {
+      p.greedy_max_chain = chain;
+      MethodResult r = detail::Greedy(graph, start, target, p);
+      if (r.peak > target) continue;
+      if (std::any_of(found.begin(), found.end(),
+                      [&](const MethodResult& f) { return f.schedule == r.schedule; }))
+        continue;
+      r.method = "greedy";
+      found.push_back(std::move(r));
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const MethodResult& a, const MethodResult& b) {
+    return a.recompute_cost < b.recompute_cost;
+  });
+  return found;
+}
+
 RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params,
                      Schedule& greedy_state, Shared shared = {}) {
   const auto started = std::chrono::steady_clock::now();
@@ -114,6 +190,9 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
       kCheckpointCuts.end())
     throw InputError("unknown checkpoint cut rule \"" + params.checkpoint_cuts +
                      "\" (both, insensitive, ops)");
+  for (const std::string& order : params.fallback_base_orders)
+    if (std::find(OrderNames().begin(), OrderNames().end(), order) == OrderNames().end())
+      throw InputError("unknown fallback base order \"" + order + "\"");
   RematResult result;
   result.budget = budget;
   const Schedule start = BaseSchedule(graph, params);
@@ -138,28 +217,7 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
     shared.greedy = nullptr;
     detail::Evaluated e = detail::Evaluate(graph, r.schedule, params);
     auto intervals = PlannedIntervals(e.model, e.lifetimes);
-    std::vector<Bytes> offsets = PlaceBuffers("best-fit", intervals, params.alignment);
-    Bytes actual = LayoutHeight(intervals, offsets);
-    if (actual > e.peak) {
-      std::vector<Bytes> other = PlaceBuffers("llfb", intervals, params.alignment);
-      if (Bytes h = LayoutHeight(intervals, other); h < actual) {
-        actual = h;
-        offsets = std::move(other);
-      }
-    }
-    if (actual > e.peak && params.layout_search_time_limit_s > 0) {
-      // The greedy layouts missed the theoretical peak: the search engine closes the gap
-      // that would otherwise cost a retry (a lower target, more recomputation).
-      layout::LayoutParams lp;
-      lp.time_limit_s = params.layout_search_time_limit_s;
-      lp.max_nodes = params.layout_search_max_nodes;
-      const layout::LayoutResult l =
-          layout::SolveLayout(intervals, params.alignment, lp, std::span<const Bytes>(offsets));
-      if (l.call == layout::LayoutCall::kOk && l.height < actual) {
-        actual = l.height;
-        offsets = l.offsets;
-      }
-    }
+    auto [offsets, actual] = LayOut(intervals, e.peak, budget, params);
     const Bytes best_eval_peak = e.peak;
     const bool fits = actual <= budget, best_fits = best_actual <= budget;
     if (!have || (fits && (!best_fits || e.recompute_cost < best_eval.recompute_cost)) ||
@@ -174,6 +232,23 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
     // Below the peak this schedule already reached: a schedule that met the old target with
     // room to spare would otherwise come back unchanged.
     target = std::min(target, best_eval_peak) - (actual - budget);
+  }
+  if (best_actual > budget && params.method == "best" && !params.fallback_base_orders.empty() &&
+      budget >= result.peak_lower_bound) {
+    // Every attempt missed by the arena: the first fallback whose arena fits is the plan.
+    // After the retries, so that a plan they find is never replaced (nor its time raised).
+    for (MethodResult& f : Fallbacks(graph, budget, params)) {
+      detail::Evaluated fe = detail::Evaluate(graph, f.schedule, params);
+      auto fi = PlannedIntervals(fe.model, fe.lifetimes);
+      auto [fo, fa] = LayOut(fi, fe.peak, budget, params);
+      if (fa > budget) continue;
+      best_actual = fa;
+      best_offsets = std::move(fo);
+      best_eval = std::move(fe);
+      best_method = std::move(f);
+      target = budget;
+      break;
+    }
   }
   result.feasible = best_actual <= budget;
   result.status = result.feasible ? best_method.status : "infeasible";

@@ -123,6 +123,9 @@ remat:
   layout_retries: 2
   layout_search_time_limit_s: 0.5
   layout_search_max_nodes: 1000
+  layout_search_wide: false
+  greedy_long_chain: 32
+  fallback_base_orders: [program]
 )",
                          "c.yaml");
   const remat::RematParams& r = c.remat;
@@ -162,6 +165,9 @@ remat:
   EXPECT_EQ(r.layout_retries, 2);
   EXPECT_DOUBLE_EQ(r.layout_search_time_limit_s, 0.5);
   EXPECT_EQ(r.layout_search_max_nodes, 1000);
+  EXPECT_FALSE(r.layout_search_wide);
+  EXPECT_EQ(r.greedy_long_chain, 32);
+  EXPECT_EQ(r.fallback_base_orders, (std::vector<std::string>{"program"}));
   EXPECT_EQ(r.alignment, 64);
   // Unset, every field keeps its default.
   const remat::RematParams d = ParseConfig("model: {family: gpt2}", "c").remat;
@@ -189,6 +195,10 @@ TEST(ConfigRejects, BadRematKeysAndValuesNameTheField) {
                  {"remat.time_limit_s", "must not be negative"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {ilp_max_computations: 0}"),
                  {"remat.ilp_max_computations", "must be positive"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {fallback_base_orders: [xla, program]}"),
+                 {"remat.fallback_base_orders[0]", "must be an order name"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {fallback_base_orders: program}"),
+                 {"remat.fallback_base_orders", "must be a list of order names"});
 }
 
 TEST(Config, AdamwDefaultsToTorchsWeightDecay) {

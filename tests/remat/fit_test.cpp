@@ -1,0 +1,144 @@
+// The driver's two ways past a miss by the arena on random layered graphs (remat/remat.cpp):
+// the wide layout search where the default one leaves a schedule's arena over the budget, and
+// best's fallback to the greedy from other base orders and with longer chains.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "core/error.h"
+#include "core/memory_model.h"
+#include "remat/internal.h"
+#include "remat/remat.h"
+#include "tests/remat/brute_force.h"
+#include "tests/support/layered_graph.h"
+
+namespace roam::remat {
+namespace {
+
+// No time limits: the layout search stops on its node count alone, the lookahead's refinement
+// on its attempt count, so the results do not depend on the machine's speed or load.
+RematParams Deterministic(const std::string& method) {
+  RematParams params;
+  params.method = method;
+  params.alignment = 1;
+  params.time_limit_s = 1e8;
+  params.layout_search_time_limit_s = 1e6;
+  params.layout_search_max_nodes = 100'000;
+  params.ilp_max_ops = 0;  // the exact method is measured in perf/, not here
+  return params;
+}
+
+// random-layered-1000 at 80%: the greedy's schedule peaks at 909 against 918 in theory, but
+// the default search (bottom-left branching only in groups of up to 1,000 buffers; this graph
+// is one group of 1,011) leaves its arena above 918.
+TEST(ArenaFit, TheWideLayoutSearchPacksWhatTheDefaultSearchLeavesOverTheBudget) {
+  const Graph g = testing::RandomLayered({.nodes = 1000}, 1000);
+  RematParams params = Deterministic("greedy");
+  const Bytes budget = NoRematPeak(g, params) * 8 / 10;
+  params.layout_search_wide = false;
+  const RematResult narrow = PlanRemat(g, budget, params);
+  EXPECT_FALSE(narrow.feasible);
+  params.layout_search_wide = true;
+  const RematResult wide = PlanRemat(g, budget, params);
+  EXPECT_TRUE(wide.feasible);
+  EXPECT_LE(wide.plan.summary.actual_peak, budget);
+  EXPECT_LT(wide.compute_overhead, 0.01);
+  EXPECT_EQ(ValidatePlan(wide.rewritten.graph, wide.plan), "");
+}
+
+// random-layered-100 at 80%: the greedy's chains of at most 16 ops stall above the budget
+// from the base order; best's fallback (other base orders, longer chains) fits by the arena.
+TEST(ArenaFit, BestFallsBackToOtherBaseOrdersAndLongerChainsWhereItsPickMisses) {
+  const Graph g = testing::RandomLayered({.nodes = 100}, 100);
+  RematParams params = Deterministic("greedy");
+  const Bytes budget = NoRematPeak(g, params) * 8 / 10;
+  EXPECT_FALSE(PlanRemat(g, budget, params).feasible);
+  params.method = "best";
+  params.fallback_base_orders = {};
+  const RematResult without = PlanRemat(g, budget, params);
+  EXPECT_FALSE(without.feasible);
+  params.fallback_base_orders = {"xla-list"};
+  const RematResult r = PlanRemat(g, budget, params);
+  EXPECT_TRUE(r.feasible);
+  EXPECT_LE(r.plan.summary.actual_peak, budget);
+  EXPECT_LT(r.compute_overhead, without.compute_overhead);
+  EXPECT_EQ(r.method, "greedy");
+  EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
+  EXPECT_EQ(CheckFaithful(r.rewritten.graph, &g), "");
+  params.greedy_long_chain = 0;  // chains of 16 from xla-list stop above the budget
+  EXPECT_FALSE(PlanRemat(g, budget, params).feasible);
+}
+
+TEST(ArenaFit, AnUnknownFallbackOrderIsAnInputError) {
+  const Graph g = testing::RandomLayered({.nodes = 10}, 10);
+  RematParams params = Deterministic("best");
+  params.fallback_base_orders = {"xla-list", "nope"};
+  EXPECT_THROW(PlanRemat(g, NoRematPeak(g, params), params), InputError);
+}
+
+// On tiny graphs, with best's other ways cut short (the greedy's chains to one op, the
+// lookahead to no recomputation, no checkpoint segments, block pass or retries) so that its
+// pick misses and the fallback runs: best never exceeds the budget; where it fits with a
+// schedule in brute force's space (at most 2 recomputations, each op at most twice) it costs
+// no less than the cheapest such schedule within the budget; and the fallback fits budgets
+// that best without it misses.
+TEST(ArenaFit, TheFallbackNeverExceedsTheBudgetAgainstBruteForce) {
+  int rescued = 0;                       // budgets only the fallback fits
+  for (unsigned seed : {4u, 8u, 10u}) {  // seeds where best without the fallback misses
+    const Graph g = testing::RandomLayered({.nodes = 8,
+                                            .width = 2,
+                                            .back_layers = 2,
+                                            .max_inputs = 2,
+                                            .min_size = 1,
+                                            .max_size = 10,
+                                            .min_cost = 1,
+                                            .max_cost = 5,
+                                            .op_name = "aten.mm",
+                                            .last_is_output = true},
+                                           seed);
+    RematParams params = Deterministic("best");
+    params.greedy_max_chain = 1;
+    params.greedy_long_chain = 6;
+    params.lookahead_max_computations_factor = 1;
+    params.checkpoint_max_segments_factor = 0;
+    params.blocks_rounds = 0;
+    params.layout_retries = 0;
+    const Bytes no_remat = NoRematPeak(g, params);
+    // Every schedule of brute force's space once: its peak and cost.
+    std::vector<std::pair<Bytes, double>> all;
+    testing::ForEachSchedule(g, 2, [&](const Schedule& s) {
+      all.emplace_back(testing::SchedulePeak(g, s), detail::RecomputeCost(g, s));
+    });
+    Bytes min_peak = std::numeric_limits<Bytes>::max();
+    for (const auto& [peak, cost] : all) min_peak = std::min(min_peak, peak);
+    for (Bytes budget = min_peak; budget <= no_remat; ++budget) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " budget " + std::to_string(budget));
+      double min_cost = std::numeric_limits<double>::infinity();
+      for (const auto& [peak, cost] : all)
+        if (peak <= budget) min_cost = std::min(min_cost, cost);
+      const RematResult r = PlanRemat(g, budget, params);
+      RematParams without = params;
+      without.fallback_base_orders = {};
+      if (r.feasible && !PlanRemat(g, budget, without).feasible) ++rescued;
+      EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
+      EXPECT_EQ(CheckFaithful(r.rewritten.graph, &g), "");
+      if (r.feasible) {
+        EXPECT_LE(r.plan.summary.actual_peak, budget);
+        std::vector<int> computations(g.ops.size(), 0);
+        for (OpId op : r.schedule) ++computations[static_cast<size_t>(op)];
+        if (r.schedule.size() <= g.ops.size() + 2 &&
+            *std::max_element(computations.begin(), computations.end()) <= 2) {
+          EXPECT_GE(r.recompute_cost + 1e-9, min_cost);
+        }
+      } else {
+        EXPECT_GT(r.plan.summary.actual_peak, budget);
+      }
+    }
+  }
+  EXPECT_GT(rescued, 0);
+}
+
+}  // namespace
+}  // namespace roam::remat
