@@ -241,7 +241,8 @@ class BudgetSplit {
             for (size_t x = 0; x < held.size(); ++x)
               if (held[x] > budget_ && region_[x] >= 0)
                 excess[U(region_[x])] = std::max(excess[U(region_[x])], held[x] - budget_);
-            for (size_t i = 0; i < k; ++i) lower[i] += excess[i];
+            for (size_t i = 0; i < k; ++i)
+              if (excess[i] > 0) lower[i] += excess[i] + relax;
             Repair(t.state, best_cost - RecomputeCost(graph_, trial));
           }
           if (t.state.Peak() <= budget_) {
