@@ -39,7 +39,6 @@ struct GroupOption {
   // recomputes such a producer frees nothing until that read: the pair conflicts.
   std::vector<OpId> recomputed;
   std::vector<std::pair<OpId, Bytes>> reads;
-  std::string what;  // for the record: "incumbent", "none", "subset"
 };
 
 // The greedy state with a tag per step: the base position of an original step, -1 for a copy.
@@ -197,8 +196,8 @@ class BudgetSplit {
     options_.assign(k, {});
     for (size_t i = 0; i < k && !out_of_time(); ++i) {
       const int g = order[i];
-      Measure(i, {}, "none");
-      Measure(i, own[U(g)], "incumbent");
+      Measure(i, {});
+      Measure(i, own[U(g)]);
       Subsets(i, g,
               backward[U(g)] == std::numeric_limits<Step>::max() ? last[U(g)] : backward[U(g)] - 1);
     }
@@ -342,9 +341,9 @@ class BudgetSplit {
   Tracked Fresh() { return Base(); }
 
   // Measures an option of the group of rank i given as copies attached to the base.
-  void Measure(size_t i, const Attached& copies, const char* what) {
+  void Measure(size_t i, const Attached& copies) {
     if (copies.empty()) {
-      Record(i, Base(), what);
+      Record(i, Base());
       return;
     }
     Tracked t = Fresh();
@@ -357,10 +356,10 @@ class BudgetSplit {
       if (!t.Insert(copies[j].first, ops)) return;
       j = a;
     }
-    Record(i, t, what);
+    Record(i, t);
   }
 
-  void Record(size_t i, Tracked& t, const char* what) {
+  void Record(size_t i, Tracked& t) {
     const size_t n = base_.size();
     const std::vector<Bytes> held = t.Held(n);
     GroupOption o;
@@ -399,7 +398,6 @@ class BudgetSplit {
         mine[U(op)] = 1;
       }
     }
-    o.what = what;
     for (const GroupOption& other : options_[i])
       if (other.cost <= o.cost && other.kept_off == o.kept_off && other.freed == o.freed) return;
     options_[i].push_back(std::move(o));
@@ -428,7 +426,7 @@ class BudgetSplit {
                      [&](OpId a, OpId b) { return made_at[U(a)] > made_at[U(b)]; });
     auto dfs = [&](auto&& self, size_t j, Tracked& cur, bool any) -> void {
       if (j == targets.size()) {
-        if (any) Record(i, cur, "subset");
+        if (any) Record(i, cur);
         return;
       }
       self(self, j + 1, cur, any);
