@@ -126,6 +126,12 @@ const std::vector<std::string> kRematKeys = {"method",
                                              "blocks_search_nodes",
                                              "blocks_verifications",
                                              "blocks_in_sweep",
+                                             "blocks_dp_group_ops",
+                                             "blocks_dp_targets",
+                                             "blocks_dp_retries",
+                                             "blocks_dp_quantum",
+                                             "blocks_dp_polish",
+                                             "blocks_dp_in_best",
                                              "ilp_max_ops",
                                              "ilp_max_computations",
                                              "ilp_window_stages",
@@ -442,6 +448,18 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
       p.blocks_verifications = count(1);
     } else if (key == "blocks_in_sweep") {
       p.blocks_in_sweep = r.Bool(v, path);
+    } else if (key == "blocks_dp_group_ops") {
+      p.blocks_dp_group_ops = count(0);
+    } else if (key == "blocks_dp_targets") {
+      p.blocks_dp_targets = static_cast<int>(r.Integer(v, path, 0, 16));
+    } else if (key == "blocks_dp_retries") {
+      p.blocks_dp_retries = count(0);
+    } else if (key == "blocks_dp_quantum") {
+      p.blocks_dp_quantum = r.Integer(v, path, 0);
+    } else if (key == "blocks_dp_polish") {
+      p.blocks_dp_polish = r.Bool(v, path);
+    } else if (key == "blocks_dp_in_best") {
+      p.blocks_dp_in_best = r.Bool(v, path);
     } else if (key == "checkpoint_cuts") {
       p.checkpoint_cuts = one_of(remat::kCheckpointCuts, "a cut rule");
     } else if (key == "ilp_max_ops") {

@@ -213,12 +213,12 @@ int main(int argc, char** argv) {
   Graph resnet = FromConfig("resnet50.yaml", {"model.batch=32"});
   for (double ratio : {0.9, 0.8, 1.0 / 3})
     for (const char* m : {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive",
-                          "checkpoint", "blocks", "best-no-blocks", "best", "ilp"})
+                          "checkpoint", "blocks", "blocks-dp", "best-no-blocks", "best", "ilp"})
       row(resnet, ratio, m, 512);
   Graph gpt = FromConfig("gpt2-xl.yaml");
   for (double ratio : {0.9, 0.8, 0.5})
     for (const char* m : {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive",
-                          "checkpoint", "blocks", "best-no-blocks", "best"})
+                          "checkpoint", "blocks", "blocks-dp", "best-no-blocks", "best"})
       row(gpt, ratio, m, 512);
   Curve(gpt, rng_kept, 512);
   return 0;

@@ -18,46 +18,6 @@ namespace roam::remat::detail {
 namespace {
 size_t U(int i) { return static_cast<size_t>(i); }
 
-// Per op: its group of consecutive independent subgraphs (-1: none, e.g. weight updates).
-// Groups gather blocks in the order of their forward parts until they hold at least
-// group_ops forward ops.
-std::vector<int> GroupOfOp(const Graph& graph, const RematParams& params, const Schedule& start,
-                           int& num_groups) {
-  num_groups = 0;
-  std::vector<int> group(U(graph.num_ops()), -1);
-  const MemoryModel model = BuildMemoryModel(graph, params.alignment);
-  SubgraphTree tree;
-  try {
-    tree = PartitionGraph(graph, model, start);
-  } catch (const std::invalid_argument&) {
-    return group;  // no partition of this order: no blocks
-  }
-  std::vector<int> segment_group(U(tree.num_segments), -1);
-  std::vector<const SubgraphNode*> blocks;
-  for (const SubgraphNode& node : tree.nodes)
-    if (node.type == NodeType::kIndependent && !node.parts.empty()) blocks.push_back(&node);
-  std::stable_sort(blocks.begin(), blocks.end(), [](const SubgraphNode* a, const SubgraphNode* b) {
-    return a->parts.front().first_step < b->parts.front().first_step;
-  });
-  int held = 0;
-  for (const SubgraphNode* node : blocks) {
-    const NodePart& forward = node->parts.front();
-    if (held >= params.blocks_group_ops || num_groups == 0) {
-      ++num_groups;
-      held = 0;
-    }
-    held += static_cast<int>(forward.last_step - forward.first_step + 1);
-    for (const NodePart& part : node->parts)
-      for (int seg = part.first_segment; seg <= part.last_segment; ++seg)
-        if (seg >= 0 && seg < tree.num_segments) segment_group[U(seg)] = num_groups - 1;
-  }
-  for (OpId op = 0; op < graph.num_ops(); ++op) {
-    const int seg = tree.segment_of_op[U(op)];
-    if (seg >= 0 && seg < tree.num_segments) group[U(op)] = segment_group[U(seg)];
-  }
-  return group;
-}
-
 // One candidate of a group with what it frees at the steps over the budget (additively).
 struct Option {
   Candidate c;
@@ -310,6 +270,43 @@ class BlockPass {
 };
 
 }  // namespace
+
+std::vector<int> GroupOfOp(const Graph& graph, const RematParams& params, const Schedule& start,
+                           int& num_groups) {
+  num_groups = 0;
+  std::vector<int> group(U(graph.num_ops()), -1);
+  const MemoryModel model = BuildMemoryModel(graph, params.alignment);
+  SubgraphTree tree;
+  try {
+    tree = PartitionGraph(graph, model, start);
+  } catch (const std::invalid_argument&) {
+    return group;  // no partition of this order: no blocks
+  }
+  std::vector<int> segment_group(U(tree.num_segments), -1);
+  std::vector<const SubgraphNode*> blocks;
+  for (const SubgraphNode& node : tree.nodes)
+    if (node.type == NodeType::kIndependent && !node.parts.empty()) blocks.push_back(&node);
+  std::stable_sort(blocks.begin(), blocks.end(), [](const SubgraphNode* a, const SubgraphNode* b) {
+    return a->parts.front().first_step < b->parts.front().first_step;
+  });
+  int held = 0;
+  for (const SubgraphNode* node : blocks) {
+    const NodePart& forward = node->parts.front();
+    if (held >= params.blocks_group_ops || num_groups == 0) {
+      ++num_groups;
+      held = 0;
+    }
+    held += static_cast<int>(forward.last_step - forward.first_step + 1);
+    for (const NodePart& part : node->parts)
+      for (int seg = part.first_segment; seg <= part.last_segment; ++seg)
+        if (seg >= 0 && seg < tree.num_segments) segment_group[U(seg)] = num_groups - 1;
+  }
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    const int seg = tree.segment_of_op[U(op)];
+    if (seg >= 0 && seg < tree.num_segments) group[U(op)] = segment_group[U(seg)];
+  }
+  return group;
+}
 
 MethodResult ImproveByBlocks(const Graph& graph, const Schedule& start,
                              const MethodResult& incumbent, Bytes budget, const RematParams& params,

@@ -13,20 +13,6 @@ size_t U(int i) { return static_cast<size_t>(i); }
 
 // The forward ops: those marked forward, or with no phases at all, the ops up to the peak of
 // the start order (the turn from forward to backward, where activations pile up).
-std::vector<char> ForwardOps(const Graph& graph, const Schedule& start, const RematParams& params) {
-  std::vector<char> forward(U(graph.num_ops()), 0);
-  bool any = false;
-  for (OpId op = 0; op < graph.num_ops(); ++op) {
-    forward[U(op)] = graph.ops[U(op)].phase == Phase::kForward;
-    any = any || graph.ops[U(op)].phase != Phase::kUnknown;
-  }
-  if (!any) {
-    Evaluated e = Evaluate(graph, start, params);
-    for (Step s = 0; s <= e.peak_step; ++s) forward[U(start[U(s)])] = 1;
-  }
-  return forward;
-}
-
 // The schedule with segments [cuts[j], cuts[j+1]) of the forward list recomputed.
 Schedule Segmented(const Graph& graph, const Dependencies& deps, const Schedule& start,
                    const std::vector<OpId>& fwd, const std::vector<char>& is_forward,
@@ -104,6 +90,20 @@ Schedule Segmented(const Graph& graph, const Dependencies& deps, const Schedule&
 }
 
 }  // namespace
+
+std::vector<char> ForwardOps(const Graph& graph, const Schedule& start, const RematParams& params) {
+  std::vector<char> forward(U(graph.num_ops()), 0);
+  bool any = false;
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    forward[U(op)] = graph.ops[U(op)].phase == Phase::kForward;
+    any = any || graph.ops[U(op)].phase != Phase::kUnknown;
+  }
+  if (!any) {
+    Evaluated e = Evaluate(graph, start, params);
+    for (Step s = 0; s <= e.peak_step; ++s) forward[U(start[U(s)])] = 1;
+  }
+  return forward;
+}
 
 std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& start,
                                             const RematParams& params) {

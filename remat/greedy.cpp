@@ -457,6 +457,25 @@ std::vector<MethodResult> GreedyDescent(const Graph& graph, Schedule start,
   return Descend(graph, std::move(start), budgets, params, costs, engine, work);
 }
 
+MethodResult Polish(const Graph& graph, MethodResult result, Bytes budget,
+                    const RematParams& params) {
+  if (result.peak > budget) return result;
+  std::vector<double> costs(U(graph.num_ops()));
+  for (OpId op = 0; op < graph.num_ops(); ++op) costs[U(op)] = OpCost(graph, op);
+  const MemoryModel model = BuildMemoryModel(graph, params.alignment);
+  const OpFlags flags = MakeOpFlags(graph, params);
+  IncrementalEngine engine{GreedyState(graph, model, costs, params.rule),
+                           GreedyState(graph, model, costs, params.rule)};
+  IncrementalEngine work{GreedyState(graph, model, costs, params.rule),
+                         GreedyState(graph, model, costs, params.rule)};
+  engine.Load(result.schedule);
+  Prune(graph, costs, budget, params, engine, result);
+  const double pruned = result.recompute_cost;
+  Swap(graph, costs, flags, budget, params, work, result);
+  if (result.recompute_cost < pruned) Prune(graph, costs, budget, params, engine, result);
+  return result;
+}
+
 MethodResult Greedy(const Graph& graph, Schedule start, Bytes budget, const RematParams& params,
                     GreedyEvaluation evaluation) {
   const Bytes budgets[] = {budget};

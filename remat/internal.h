@@ -48,6 +48,11 @@ enum class GreedyEvaluation { kIncremental, kReference };
 MethodResult Greedy(const Graph& graph, Schedule start, Bytes budget, const RematParams& params,
                     GreedyEvaluation evaluation = GreedyEvaluation::kIncremental);
 
+// The greedy's polish of a schedule within budget (result.peak <= budget): its prune, its swap
+// search, and the prune again where the swap gained; never dearer, never over budget.
+MethodResult Polish(const Graph& graph, MethodResult result, Bytes budget,
+                    const RematParams& params);
+
 // One greedy descent for several budgets, in decreasing order: the result for each budget is
 // what Greedy would return for it alone (the schedule when the peak first fits, pruned for
 // that budget), at the cost of one descent.
@@ -93,5 +98,30 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
 MethodResult ImproveByBlocks(const Graph& graph, const Schedule& start,
                              const MethodResult& incumbent, Bytes budget, const RematParams& params,
                              double time_limit_s);
+
+// Per op: whether it belongs to the forward (phase forward; a graph with no phases: the ops of
+// start up to its peak).
+std::vector<char> ForwardOps(const Graph& graph, const Schedule& start, const RematParams& params);
+
+// Per op: its group of consecutive independent subgraphs of the partition of start (-1: none,
+// e.g. weight updates). Groups gather blocks in the order of their forward parts until they
+// hold at least params.blocks_group_ops forward ops; num_groups says how many (0: no partition).
+std::vector<int> GroupOfOp(const Graph& graph, const RematParams& params, const Schedule& start,
+                           int& num_groups);
+
+// The budget split over the chain of blocks (blocks_dp.cpp) on a schedule within budget: the
+// copies of every group of blocks (GroupOfOp with blocks_dp_group_ops) are dropped; each
+// group's options (none, the incumbent's own copies, every subset of its evictions at the
+// start of its backward, inserted so that one copy serves all later readers) are measured
+// alone on what is left by the greedy's state, as the bytes each keeps off the arena while
+// the deeper groups run and the excess over the budget at its own steps; a dynamic programme
+// over the groups in forward order (state: bytes the outer groups keep off) picks the
+// cheapest combination that covers every group's excess. The assembled schedule is checked by
+// roam's memory model; one over budget is retried with the excess subtracted (at most
+// blocks_dp_retries times). Returns incumbent (never dearer, never over budget) unless a
+// cheaper schedule within budget was found (method "blocks-dp").
+MethodResult SplitBudgetByBlocks(const Graph& graph, const Schedule& start,
+                                 const MethodResult& incumbent, Bytes budget,
+                                 const RematParams& params, double time_limit_s);
 
 }  // namespace roam::remat::detail

@@ -15,8 +15,8 @@ namespace roam::remat {
 // "greedy", "checkpoint" (Chen et al.'s sqrt(n) segments), "lookahead", "ilp" (MOCCASIN's
 // retention intervals), "blocks" (the greedy improved block by block over the subgraph tree),
 // "best" (the cheapest of them); docs/remat.md and remat.h.
-inline constexpr std::array<std::string_view, 6> kMethodNames = {
-    "best", "greedy", "checkpoint", "lookahead", "ilp", "blocks"};
+inline constexpr std::array<std::string_view, 7> kMethodNames = {
+    "best", "greedy", "checkpoint", "lookahead", "ilp", "blocks", "blocks-dp"};
 // RematParams::checkpoint_cuts's values.
 inline constexpr std::array<std::string_view, 3> kCheckpointCuts = {"both", "insensitive", "ops"};
 // RematParams::greedy_score's values.
@@ -103,6 +103,27 @@ struct RematParams {
   // nearly double the sweep's time (72 s of CPU against 41 s) for at most 0.07 points per
   // point; `--sweep --method blocks` runs it.
   bool blocks_in_sweep = false;
+  // Budget split (method "blocks-dp", and a phase of "best" after the block pass): groups of
+  // consecutive blocks of at least this many forward ops (0: off) get their options measured
+  // alone and one option each chosen together by a dynamic programme over the chain.
+  int blocks_dp_group_ops = 8;
+  // Budget split: a group's options are every subset of its best evictions at the start of
+  // its backward, at most this many (2^n subsets; 0: only none and the incumbent's copies).
+  int blocks_dp_targets = 8;
+  // Budget split: the programme runs at most this often: an assembled schedule over the budget
+  // teaches the excess at its groups' steps, and once one fits (or none), the targets are
+  // raised (the summary is conservative) by an offset doubling after each cheaper fit.
+  int blocks_dp_retries = 8;
+  // Budget split: whether `best` runs it after the block pass. Off: on ResNet-50 at one third
+  // it gains 0.12 points for about 2 s, on GPT-2 XL at 50% it finds nothing for about 9 s
+  // (perf/RESULTS.md, "The budget split"); `--method blocks-dp` runs it.
+  bool blocks_dp_in_best = false;
+  // Budget split: its schedule is then polished by the greedy's prune and swap search.
+  bool blocks_dp_polish = true;
+  // Budget split: the programme's bytes kept off are rounded down to this quantum (0: the
+  // budget / 4096), which bounds its states per option to the budget over the quantum; the
+  // rounding is conservative (at most one quantum per group).
+  std::int64_t blocks_dp_quantum = 0;
   // Exact method: graphs with more ops than this keep the warm start (the greedy's answer).
   int ilp_max_ops = 120;
   // At most this many computations of one op (MOCCASIN's C) in the exact method.

@@ -82,11 +82,17 @@ MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
   };
   if (m == "ilp") return exact(greedy());
   if (m == "blocks") return blocks(greedy());
+  auto split = [&](const MethodResult& incumbent) {
+    return detail::SplitBudgetByBlocks(graph, start, incumbent, budget, params,
+                                       std::max(0.0, time_left));
+  };
+  if (m == "blocks-dp") return split(greedy());
   // "best"
   MethodResult best = greedy();
   for (MethodResult other : {checkpoint(), lookahead()})
     if (Better(other, best, budget)) best = std::move(other);
   if (best.peak <= budget && params.blocks_rounds > 0) best = blocks(best);
+  if (best.peak <= budget && params.blocks_dp_in_best) best = split(best);
   return exact(std::move(best));
 }
 
@@ -316,6 +322,7 @@ std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios
   const auto started = std::chrono::steady_clock::now();
   RematParams params = sweep_params;
   if (params.method == "best" && !params.blocks_in_sweep) params.blocks_rounds = 0;
+  if (params.method == "best" && !params.blocks_in_sweep) params.blocks_dp_in_best = false;
   const Bytes reference = NoRematPeak(graph, params);
   std::vector<Bytes> budgets;
   for (double ratio : ratios)

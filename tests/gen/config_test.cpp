@@ -110,6 +110,12 @@ remat:
   blocks_search_nodes: 1234
   blocks_verifications: 3
   blocks_in_sweep: true
+  blocks_dp_group_ops: 5
+  blocks_dp_targets: 4
+  blocks_dp_retries: 3
+  blocks_dp_quantum: 4096
+  blocks_dp_polish: false
+  blocks_dp_in_best: true
   ilp_max_ops: 16
   ilp_max_computations: 3
   ilp_window_stages: 17
@@ -152,6 +158,12 @@ remat:
   EXPECT_EQ(r.blocks_search_nodes, 1234);
   EXPECT_EQ(r.blocks_verifications, 3);
   EXPECT_TRUE(r.blocks_in_sweep);
+  EXPECT_EQ(r.blocks_dp_group_ops, 5);
+  EXPECT_EQ(r.blocks_dp_targets, 4);
+  EXPECT_EQ(r.blocks_dp_retries, 3);
+  EXPECT_EQ(r.blocks_dp_quantum, 4096);
+  EXPECT_FALSE(r.blocks_dp_polish);
+  EXPECT_TRUE(r.blocks_dp_in_best);
   EXPECT_EQ(r.ilp_max_ops, 16);
   EXPECT_EQ(r.ilp_max_computations, 3);
   EXPECT_EQ(r.ilp_window_stages, 17);
