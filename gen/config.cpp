@@ -129,6 +129,8 @@ const std::vector<std::string> kRematKeys = {"method",
                                              "blocks_dp_group_ops",
                                              "blocks_dp_targets",
                                              "blocks_dp_retries",
+                                             "blocks_dp_candidates",
+                                             "blocks_dp_max_crossing",
                                              "blocks_dp_quantum",
                                              "blocks_dp_polish",
                                              "blocks_dp_in_best",
@@ -454,6 +456,12 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
       p.blocks_dp_targets = static_cast<int>(r.Integer(v, path, 0, 16));
     } else if (key == "blocks_dp_retries") {
       p.blocks_dp_retries = count(0);
+    } else if (key == "blocks_dp_candidates") {
+      p.blocks_dp_candidates = count(1);
+    } else if (key == "blocks_dp_max_crossing") {
+      p.blocks_dp_max_crossing = r.Number(v, path);
+      if (p.blocks_dp_max_crossing < 0.0 || p.blocks_dp_max_crossing > 1.0)
+        r.Fail(path, v, "must be in [0, 1], got " + v.Scalar());
     } else if (key == "blocks_dp_quantum") {
       p.blocks_dp_quantum = r.Integer(v, path, 0);
     } else if (key == "blocks_dp_polish") {

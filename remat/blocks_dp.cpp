@@ -182,6 +182,21 @@ class BudgetSplit {
     std::stable_sort(order.begin(), order.end(),
                      [&](int a, int b) { return first[U(a)] < first[U(b)]; });
     const size_t k = order.size();
+    // The decomposition assumes the chain's spans nest (each group's forward and backward
+    // enclose the deeper groups'); where many groups outlive an outer group's span (e.g. a
+    // residual stream read by every block's backward), options measure nothing kept off and
+    // the programme cannot help: give up before measuring anything.
+    {
+      size_t crossing = 0;
+      Step outer_last = std::numeric_limits<Step>::max();
+      for (size_t i = 0; i < k; ++i) {
+        if (i > 0 && last[U(order[i])] > outer_last) ++crossing;
+        outer_last = std::min(outer_last, last[U(order[i])]);
+      }
+      if (k > 1 && static_cast<double>(crossing) >
+                       params_.blocks_dp_max_crossing * static_cast<double>(k - 1))
+        return std::nullopt;
+    }
     region_.assign(n + 1, -1);
     for (size_t i = 0; i < k; ++i) {
       const int g = order[i];
@@ -215,42 +230,64 @@ class BudgetSplit {
     std::vector<Bytes> lower(k, 0);
     Bytes relax = 0;
     bool relaxing = false;
-    std::optional<std::vector<size_t>> last_pick;
+    std::vector<std::vector<size_t>> tried;
+    // Per miss: its pick and the groups whose steps (or the next group's) were over; a
+    // combination that agrees with it on all of them most likely misses there too.
+    std::vector<std::pair<std::vector<size_t>, std::vector<size_t>>> misses;
+    auto repeats_a_miss = [&](const std::vector<size_t>& pick) {
+      for (const auto& [missed, where] : misses) {
+        bool same = true;
+        for (size_t i : where) same = same && pick[i] == missed[i];
+        if (same) return true;
+      }
+      return false;
+    };
     for (int attempt = 0; attempt < params_.blocks_dp_retries && !out_of_time(); ++attempt) {
       std::vector<Bytes> target = lower;
       for (Bytes& t : target) t -= relax;
-      std::optional<std::vector<size_t>> pick = Choose(target, best_cost);
-      bool fits = false, cheaper = false;
-      if (pick) {
+      // The programme's cheapest combinations, verified in turn: the first that fits (after
+      // the greedy's repair) is kept; the first miss teaches its excess.
+      bool fits = false, cheaper = false, taught = false;
+      for (const std::vector<size_t>& pick : Choose(target, best_cost)) {
+        if (out_of_time()) break;
         std::vector<const Attached*> parts;
         double estimate = 0;
         for (size_t i = 0; i < k; ++i) {
-          parts.push_back(&options_[i][(*pick)[i]].copies);
-          estimate += options_[i][(*pick)[i]].cost;
+          parts.push_back(&options_[i][pick[i]].copies);
+          estimate += options_[i][pick[i]].cost;
         }
-        cheaper = estimate < best_cost && pick != last_pick;
-        last_pick = pick;
-        if (cheaper) {
-          Tracked t = Fresh();
-          Schedule trial = Assemble(base_, parts, &t.tag);
-          if (!t.state.Reset(trial)) break;
-          if (t.state.Peak() > budget_) {
-            const std::vector<Bytes> held = t.Held(base_.size());
-            std::vector<Bytes> excess(k, 0);
-            for (size_t x = 0; x < held.size(); ++x)
-              if (held[x] > budget_ && region_[x] >= 0)
-                excess[U(region_[x])] = std::max(excess[U(region_[x])], held[x] - budget_);
+        if (estimate >= best_cost || std::find(tried.begin(), tried.end(), pick) != tried.end() ||
+            repeats_a_miss(pick))
+          continue;
+        tried.push_back(pick);
+        cheaper = true;
+        Tracked t = Fresh();
+        Schedule trial = Assemble(base_, parts, &t.tag);
+        if (!t.state.Reset(trial)) continue;
+        if (t.state.Peak() > budget_) {
+          const std::vector<Bytes> held = t.Held(base_.size());
+          std::vector<Bytes> excess(k, 0);
+          for (size_t x = 0; x < held.size(); ++x)
+            if (held[x] > budget_ && region_[x] >= 0)
+              excess[U(region_[x])] = std::max(excess[U(region_[x])], held[x] - budget_);
+          std::vector<size_t> where;
+          for (size_t i = 0; i < k; ++i)
+            if (excess[i] > 0 || (i + 1 < k && excess[i + 1] > 0)) where.push_back(i);
+          misses.emplace_back(pick, std::move(where));
+          if (!taught) {
+            taught = true;
             for (size_t i = 0; i < k; ++i)
               if (excess[i] > 0) lower[i] += excess[i] + relax;
-            Repair(t.state, best_cost - RecomputeCost(graph_, trial));
           }
-          if (t.state.Peak() <= budget_) {
-            const double cost = RecomputeCost(graph_, t.state.schedule());
-            if (cost < best_cost) {
-              best_cost = cost;
-              best = t.state.schedule();
-              fits = true;
-            }
+          Repair(t.state, best_cost - RecomputeCost(graph_, trial));
+        }
+        if (t.state.Peak() <= budget_) {
+          const double cost = RecomputeCost(graph_, t.state.schedule());
+          if (cost < best_cost) {
+            best_cost = cost;
+            best = t.state.schedule();
+            fits = true;
+            break;
           }
         }
       }
@@ -477,7 +514,13 @@ class BudgetSplit {
     }
   }
 
-  std::optional<std::vector<size_t>> Choose(const std::vector<Bytes>& lower, double limit) {
+  // Up to blocks_dp_candidates distinct combinations, cheapest first. Per option b of a
+  // group and quantum of bytes kept off, the K cheapest paths are kept, and a path survives
+  // the Pareto front while fewer than K kept paths keep at least as much off for no more:
+  // any completion of a path dominated K times completes its dominators too, so the K
+  // cheapest combinations overall survive. Distinct paths are distinct combinations (the
+  // bytes kept off follow from the options, so one combination reaches one bucket once).
+  std::vector<std::vector<size_t>> Choose(const std::vector<Bytes>& lower, double limit) {
     struct State {
       double cost;
       Bytes off;    // kept off by the groups before the previous one
@@ -485,7 +528,8 @@ class BudgetSplit {
       int parent;
     };
     const size_t k = options_.size(), n = base_.size();
-    if (k == 0) return std::nullopt;
+    const auto keep = static_cast<size_t>(std::max(1, params_.blocks_dp_candidates));
+    if (k == 0) return {};
     std::vector<std::vector<size_t>> steps(k);  // per region: its steps
     for (size_t x = 0; x <= n; ++x)
       if (region_[x] >= 0) steps[U(region_[x])].push_back(x);
@@ -502,11 +546,11 @@ class BudgetSplit {
       const auto& here = options_[i];
       const std::vector<std::vector<Bytes>>& need = pair_need_[i];
       const std::vector<std::vector<Bytes>>& conflict = pair_conflict_[i];
-      // Per option b here: the cheapest state per quantum of bytes kept off (rounded down,
-      // so conservative), then its Pareto front from the most kept off down.
+      // Per option b here: the cheapest states per quantum of bytes kept off (rounded down,
+      // so conservative), then their front from the most kept off down.
       const Bytes q = quantum_;
       for (size_t b = 0; b < here.size(); ++b) {
-        std::vector<std::pair<double, int>> bucket;  // (cost, parent) per quantum
+        std::vector<std::vector<std::pair<double, int>>> bucket;  // (cost, parent) per quantum
         for (size_t p = 0; p < stages[i - 1].size(); ++p) {
           const State& s = stages[i - 1][p];
           const double cost = s.cost + here[b].cost;
@@ -514,31 +558,42 @@ class BudgetSplit {
           const Bytes off = s.off + before[s.prev].kept_off - conflict[s.prev][b];
           if (off < 0) continue;
           const auto slot = static_cast<size_t>(off / q);
-          if (slot >= bucket.size())
-            bucket.resize(slot + 1, {std::numeric_limits<double>::infinity(), -1});
-          if (cost < bucket[slot].first) bucket[slot] = {cost, static_cast<int>(p)};
+          if (slot >= bucket.size()) bucket.resize(slot + 1);
+          auto& in = bucket[slot];
+          in.emplace_back(cost, static_cast<int>(p));
+          std::sort(in.begin(), in.end());
+          if (in.size() > keep) in.pop_back();
         }
-        double cheapest = std::numeric_limits<double>::infinity();
+        std::vector<double> kept;  // costs kept so far, sorted
         for (size_t slot = bucket.size(); slot-- > 0;)
-          if (bucket[slot].second >= 0 && bucket[slot].first < cheapest) {
-            cheapest = bucket[slot].first;
-            stages[i].push_back({cheapest, static_cast<Bytes>(slot) * q, b, bucket[slot].second});
+          for (const auto& [cost, parent] : bucket[slot]) {
+            const auto dominators = static_cast<size_t>(
+                std::upper_bound(kept.begin(), kept.end(), cost) - kept.begin());
+            if (dominators >= keep) continue;
+            kept.insert(kept.begin() + static_cast<std::ptrdiff_t>(dominators), cost);
+            stages[i].push_back({cost, static_cast<Bytes>(slot) * q, b, parent});
           }
       }
-      if (stages[i].empty()) return std::nullopt;
+      if (stages[i].empty()) return {};
     }
-    if (stages[k - 1].empty()) return std::nullopt;
-    size_t at = 0;
-    for (size_t j = 1; j < stages[k - 1].size(); ++j)
-      if (stages[k - 1][j].cost < stages[k - 1][at].cost) at = j;
-    std::vector<size_t> pick(k);
-    int p = static_cast<int>(at);
-    for (size_t i = k; i-- > 0;) {
-      const State& s = stages[i][U(p)];
-      pick[i] = s.prev;
-      p = s.parent;
+    std::vector<size_t> ends(stages[k - 1].size());
+    for (size_t j = 0; j < ends.size(); ++j) ends[j] = j;
+    std::stable_sort(ends.begin(), ends.end(), [&](size_t a, size_t b) {
+      return stages[k - 1][a].cost < stages[k - 1][b].cost;
+    });
+    if (ends.size() > keep) ends.resize(keep);
+    std::vector<std::vector<size_t>> picks;
+    for (size_t at : ends) {
+      std::vector<size_t> pick(k);
+      int p = static_cast<int>(at);
+      for (size_t i = k; i-- > 0;) {
+        const State& s = stages[i][U(p)];
+        pick[i] = s.prev;
+        p = s.parent;
+      }
+      picks.push_back(std::move(pick));
     }
-    return pick;
+    return picks;
   }
 
   const Graph& graph_;

@@ -114,10 +114,21 @@ struct RematParams {
   // teaches the excess at its groups' steps, and once one fits (or none), the targets are
   // raised (the summary is conservative) by an offset doubling after each cheaper fit.
   int blocks_dp_retries = 8;
-  // Budget split: whether `best` runs it after the block pass. Off: on ResNet-50 at one third
-  // it gains 0.12 points for about 2 s, on GPT-2 XL at 50% it finds nothing for about 9 s
-  // (perf/RESULTS.md, "The budget split"); `--method blocks-dp` runs it.
-  bool blocks_dp_in_best = false;
+  // Budget split: each run of the programme yields up to this many distinct combinations,
+  // cheapest first, verified in turn until one fits (its estimate misses interactions
+  // beyond neighbouring groups, so a slightly dearer one may fit where the cheapest does not);
+  // one that agrees with a miss on the groups where it missed is skipped. 1: on ResNet-50 at
+  // one third, 8 and 32 found nothing cheaper (the next combinations differ only in groups
+  // away from the excess) and cost 3x and 20x the time.
+  int blocks_dp_candidates = 1;
+  // Budget split: it gives up before measuring options when more than this fraction of the
+  // groups (after the first) outlive an outer group's span, i.e. the chain does not nest
+  // (ResNet-50: none; GPT-2 XL: about half, where it found nothing for 9 s).
+  double blocks_dp_max_crossing = 0.25;
+  // Budget split: whether `best` runs it after the block pass. On: ResNet-50 at one third
+  // gains 0.12 points for about 3 s; GPT-2 XL at 50% is given up by the nesting test
+  // (blocks_dp_max_crossing) at no measurable cost (perf/RESULTS.md, "The budget split").
+  bool blocks_dp_in_best = true;
   // Budget split: its schedule is then polished by the greedy's prune and swap search.
   bool blocks_dp_polish = true;
   // Budget split: the programme's bytes kept off are rounded down to this quantum (0: the

@@ -113,6 +113,8 @@ remat:
   blocks_dp_group_ops: 5
   blocks_dp_targets: 4
   blocks_dp_retries: 3
+  blocks_dp_candidates: 2
+  blocks_dp_max_crossing: 0.5
   blocks_dp_quantum: 4096
   blocks_dp_polish: false
   blocks_dp_in_best: true
@@ -161,6 +163,8 @@ remat:
   EXPECT_EQ(r.blocks_dp_group_ops, 5);
   EXPECT_EQ(r.blocks_dp_targets, 4);
   EXPECT_EQ(r.blocks_dp_retries, 3);
+  EXPECT_EQ(r.blocks_dp_candidates, 2);
+  EXPECT_DOUBLE_EQ(r.blocks_dp_max_crossing, 0.5);
   EXPECT_EQ(r.blocks_dp_quantum, 4096);
   EXPECT_FALSE(r.blocks_dp_polish);
   EXPECT_TRUE(r.blocks_dp_in_best);
