@@ -241,21 +241,7 @@ class BlockPass {
     if (!state_.Reset(rest)) return std::nullopt;
     for (const Candidate* c : chosen)
       if (!state_.CanInsert(c->at, c->ops) || !state_.Insert(c->at, c->ops)) return std::nullopt;
-    double spent = 0;
-    for (int step = 0; step < params_.greedy_swap_repair_steps && state_.Peak() > budget_; ++step) {
-      bool applied = false;
-      for (const Candidate& c : CandidatesAt(state_, state_.PeakStep(), costs_, flags_, params_)) {
-        if (spent + c.cost >= allowance || !state_.CanInsert(c.at, c.ops)) continue;
-        Schedule before = state_.schedule();
-        if (state_.Insert(c.at, c.ops)) {
-          spent += c.cost;
-          applied = true;
-          break;
-        }
-        state_.Reset(before);
-      }
-      if (!applied) break;
-    }
+    RepairAtPeak(state_, budget_, allowance, costs_, flags_, params_);
     if (state_.Peak() > budget_) return std::nullopt;
     return state_.schedule();
   }

@@ -279,7 +279,8 @@ class BudgetSplit {
             for (size_t i = 0; i < k; ++i)
               if (excess[i] > 0) lower[i] += excess[i] + relax;
           }
-          Repair(t.state, best_cost - RecomputeCost(graph_, trial));
+          RepairAtPeak(t.state, budget_, best_cost - RecomputeCost(graph_, trial), costs_, flags_,
+                       params_);
         }
         if (t.state.Peak() <= budget_) {
           const double cost = RecomputeCost(graph_, t.state.schedule());
@@ -303,26 +304,6 @@ class BudgetSplit {
       }
     }
     return best;
-  }
-
-  // The greedy's evictions at the peak, each costing less than what is left of allowance,
-  // until the peak fits or nothing applies (at most greedy_swap_repair_steps).
-  void Repair(GreedyState& state, double allowance) {
-    double spent = 0;
-    for (int step = 0; step < params_.greedy_swap_repair_steps && state.Peak() > budget_; ++step) {
-      bool applied = false;
-      for (const Candidate& c : CandidatesAt(state, state.PeakStep(), costs_, flags_, params_)) {
-        if (spent + c.cost >= allowance || !state.CanInsert(c.at, c.ops)) continue;
-        Schedule before = state.schedule();
-        if (state.Insert(c.at, c.ops)) {
-          spent += c.cost;
-          applied = true;
-          break;
-        }
-        state.Reset(before);
-      }
-      if (!applied) break;
-    }
   }
 
  private:

@@ -409,4 +409,24 @@ double GreedyState::RecomputeCost() const {
   return cost;
 }
 
+void RepairAtPeak(GreedyState& state, Bytes budget, double allowance,
+                  const std::vector<double>& costs, const OpFlags& flags,
+                  const RematParams& params) {
+  double spent = 0;
+  for (int step = 0; step < params.greedy_swap_repair_steps && state.Peak() > budget; ++step) {
+    bool applied = false;
+    for (const Candidate& c : CandidatesAt(state, state.PeakStep(), costs, flags, params)) {
+      if (spent + c.cost >= allowance || !state.CanInsert(c.at, c.ops)) continue;
+      Schedule before = state.schedule();
+      if (state.Insert(c.at, c.ops)) {
+        spent += c.cost;
+        applied = true;
+        break;
+      }
+      state.Reset(before);
+    }
+    if (!applied) break;
+  }
+}
+
 }  // namespace roam::remat::detail

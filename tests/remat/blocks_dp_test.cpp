@@ -15,25 +15,8 @@
 namespace roam::remat {
 namespace {
 
-double BruteForceCost(const Graph& graph, Bytes budget, int extra) {
-  double best = std::numeric_limits<double>::infinity();
-  testing::ForEachSchedule(graph, extra, [&](const Schedule& s) {
-    if (testing::SchedulePeak(graph, s) <= budget)
-      best = std::min(best, detail::RecomputeCost(graph, s));
-  });
-  return best;
-}
-
-detail::MethodResult Described(const Graph& g, Schedule schedule, const RematParams& params) {
-  detail::MethodResult r;
-  r.method = "test";
-  r.status = "feasible";
-  const detail::Evaluated e = detail::Evaluate(g, schedule, params);
-  r.peak = e.peak;
-  r.recompute_cost = e.recompute_cost;
-  r.schedule = std::move(schedule);
-  return r;
-}
+using testing::BruteForceCost;
+using testing::Described;
 
 // MLP chains of four layers, one group per forward op: the programme's first answer alone (no
 // retry, no relaxation, no polish) is the brute-force optimum wherever it improves on its

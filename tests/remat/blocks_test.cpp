@@ -15,28 +15,8 @@
 namespace roam::remat {
 namespace {
 
-
-// The least recompute cost of any valid schedule with at most `extra` recomputations (each op
-// at most twice) whose peak is within budget.
-double BruteForceCost(const Graph& graph, Bytes budget, int extra) {
-  double best = std::numeric_limits<double>::infinity();
-  testing::ForEachSchedule(graph, extra, [&](const Schedule& s) {
-    if (testing::SchedulePeak(graph, s) <= budget)
-      best = std::min(best, detail::RecomputeCost(graph, s));
-  });
-  return best;
-}
-
-detail::MethodResult Described(const Graph& g, Schedule schedule, const RematParams& params) {
-  detail::MethodResult r;
-  r.method = "test";
-  r.status = "feasible";
-  const detail::Evaluated e = detail::Evaluate(g, schedule, params);
-  r.peak = e.peak;
-  r.recompute_cost = e.recompute_cost;
-  r.schedule = std::move(schedule);
-  return r;
-}
+using testing::BruteForceCost;
+using testing::Described;
 
 // Two blocks of two layers each (blocks_group_ops = 2; in testing::MlpChain each layer's forward
 // op and its backward op are one block of the partition): the greedy's descent without its

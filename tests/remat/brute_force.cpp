@@ -1,5 +1,7 @@
 #include "tests/remat/brute_force.h"
 
+#include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "core/memory_model.h"
@@ -47,6 +49,27 @@ void ForEachSchedule(const Graph& graph, int extra,
     }
   };
   dfs(extra);
+}
+
+double BruteForceCost(const Graph& graph, Bytes budget, int extra) {
+  double best = std::numeric_limits<double>::infinity();
+  ForEachSchedule(graph, extra, [&](const Schedule& s) {
+    if (SchedulePeak(graph, s) <= budget)
+      best = std::min(best, remat::detail::RecomputeCost(graph, s));
+  });
+  return best;
+}
+
+remat::detail::MethodResult Described(const Graph& graph, Schedule schedule,
+                                      const remat::RematParams& params) {
+  remat::detail::MethodResult r;
+  r.method = "test";
+  r.status = "feasible";
+  const remat::detail::Evaluated e = remat::detail::Evaluate(graph, schedule, params);
+  r.peak = e.peak;
+  r.recompute_cost = e.recompute_cost;
+  r.schedule = std::move(schedule);
+  return r;
 }
 
 }  // namespace roam::testing

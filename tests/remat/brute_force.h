@@ -4,6 +4,7 @@
 #include <functional>
 #include <span>
 
+#include "remat/internal.h"
 #include "remat/remat.h"
 
 namespace roam::testing {
@@ -16,5 +17,14 @@ Bytes SchedulePeak(const Graph& graph, std::span<const OpId> schedule, Bytes ali
 // Every valid schedule with at most `extra` recomputations (each op at most twice).
 void ForEachSchedule(const Graph& graph, int extra,
                      const std::function<void(const Schedule&)>& visit);
+
+// The least recompute cost of any schedule ForEachSchedule visits whose peak is within budget
+// (infinity where none is).
+double BruteForceCost(const Graph& graph, Bytes budget, int extra);
+
+// A schedule as a method's result (method "test", status "feasible"), for the passes that
+// improve an incumbent.
+remat::detail::MethodResult Described(const Graph& graph, Schedule schedule,
+                                      const remat::RematParams& params);
 
 }  // namespace roam::testing
