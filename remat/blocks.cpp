@@ -76,7 +76,7 @@ class BlockPass {
         params_(params),
         budget_(budget),
         model_(BuildMemoryModel(graph, params.alignment)),
-        costs_(Costs(graph)),
+        costs_(OpCosts(graph)),
         flags_(MakeOpFlags(graph, params)),
         state_(graph, model_, costs_, params.rule) {}
 
@@ -171,12 +171,6 @@ class BlockPass {
   }
 
  private:
-  static std::vector<double> Costs(const Graph& graph) {
-    std::vector<double> costs(U(graph.num_ops()));
-    for (OpId op = 0; op < graph.num_ops(); ++op) costs[U(op)] = OpCost(graph, op);
-    return costs;
-  }
-
   // The greedy's evictions at the excess steps that recompute an op of the group, and the
   // dropped runs, with what each alone frees at every excess step.
   std::vector<Option> Options(const std::vector<int>& group_of_op, int g, const Schedule& rest,

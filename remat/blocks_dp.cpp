@@ -108,7 +108,7 @@ class BudgetSplit {
         params_(params),
         budget_(budget),
         model_(BuildMemoryModel(graph, params.alignment)),
-        costs_(Costs(graph)),
+        costs_(OpCosts(graph)),
         flags_(MakeOpFlags(graph, params)),
         state_(graph, model_, costs_, params.rule) {}
 
@@ -307,12 +307,6 @@ class BudgetSplit {
   }
 
  private:
-  static std::vector<double> Costs(const Graph& graph) {
-    std::vector<double> costs(U(graph.num_ops()));
-    for (OpId op = 0; op < graph.num_ops(); ++op) costs[U(op)] = OpCost(graph, op);
-    return costs;
-  }
-
   // Cuts the forward ops (in start's order) into groups of at least blocks_dp_group_ops ops,
   // each ending right after a memory-insensitive op of the partition where there are such
   // (Chen et al.'s cut: only that op's output crosses it), else by count. Sets group_ (-1 for

@@ -11,8 +11,6 @@ namespace roam::remat::detail {
 namespace {
 size_t U(int i) { return static_cast<size_t>(i); }
 
-// The forward ops: those marked forward, or with no phases at all, the ops up to the peak of
-// the start order (the turn from forward to backward, where activations pile up).
 // The schedule with segments [cuts[j], cuts[j+1]) of the forward list recomputed.
 Schedule Segmented(const Graph& graph, const Dependencies& deps, const Schedule& start,
                    const std::vector<OpId>& fwd, const std::vector<char>& is_forward,

@@ -442,8 +442,7 @@ Evaluated Evaluate(const Graph& graph, std::span<const OpId> schedule, const Rem
 std::vector<MethodResult> GreedyDescent(const Graph& graph, Schedule start,
                                         std::span<const Bytes> budgets, const RematParams& params,
                                         GreedyEvaluation evaluation) {
-  std::vector<double> costs(U(graph.num_ops()));
-  for (OpId op = 0; op < graph.num_ops(); ++op) costs[U(op)] = OpCost(graph, op);
+  const std::vector<double> costs = OpCosts(graph);
   if (evaluation == GreedyEvaluation::kReference) {
     ReferenceEngine engine{graph, params, {}, std::nullopt};
     ReferenceEngine work{graph, params, {}, std::nullopt};
@@ -457,11 +456,16 @@ std::vector<MethodResult> GreedyDescent(const Graph& graph, Schedule start,
   return Descend(graph, std::move(start), budgets, params, costs, engine, work);
 }
 
+std::vector<double> OpCosts(const Graph& graph) {
+  std::vector<double> costs(U(graph.num_ops()));
+  for (OpId op = 0; op < graph.num_ops(); ++op) costs[U(op)] = OpCost(graph, op);
+  return costs;
+}
+
 MethodResult Polish(const Graph& graph, MethodResult result, Bytes budget,
                     const RematParams& params) {
   if (result.peak > budget) return result;
-  std::vector<double> costs(U(graph.num_ops()));
-  for (OpId op = 0; op < graph.num_ops(); ++op) costs[U(op)] = OpCost(graph, op);
+  const std::vector<double> costs = OpCosts(graph);
   const MemoryModel model = BuildMemoryModel(graph, params.alignment);
   const OpFlags flags = MakeOpFlags(graph, params);
   IncrementalEngine engine{GreedyState(graph, model, costs, params.rule),

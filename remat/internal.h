@@ -48,6 +48,9 @@ enum class GreedyEvaluation { kIncremental, kReference };
 MethodResult Greedy(const Graph& graph, Schedule start, Bytes budget, const RematParams& params,
                     GreedyEvaluation evaluation = GreedyEvaluation::kIncremental);
 
+// Per op: OpCost, the costs the greedy and the block passes rank recomputations by.
+std::vector<double> OpCosts(const Graph& graph);
+
 // The greedy's polish of a schedule within budget (result.peak <= budget): its prune, its swap
 // search, and the prune again where the swap gained; never dearer, never over budget.
 MethodResult Polish(const Graph& graph, MethodResult result, Bytes budget,

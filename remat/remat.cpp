@@ -321,8 +321,10 @@ std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios
                               const RematParams& sweep_params) {
   const auto started = std::chrono::steady_clock::now();
   RematParams params = sweep_params;
-  if (params.method == "best" && !params.blocks_in_sweep) params.blocks_rounds = 0;
-  if (params.method == "best" && !params.blocks_in_sweep) params.blocks_dp_in_best = false;
+  if (params.method == "best" && !params.blocks_in_sweep) {
+    params.blocks_rounds = 0;
+    params.blocks_dp_in_best = false;
+  }
   const Bytes reference = NoRematPeak(graph, params);
   std::vector<Bytes> budgets;
   for (double ratio : ratios)
