@@ -134,6 +134,8 @@ const std::vector<std::string> kRematKeys = {"method",
                                              "blocks_dp_quantum",
                                              "blocks_dp_polish",
                                              "blocks_dp_in_best",
+                                             "overhead_bound_cuts",
+                                             "overhead_bound_time_limit_s",
                                              "ilp_max_ops",
                                              "ilp_max_computations",
                                              "ilp_window_stages",
@@ -468,6 +470,10 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
       p.blocks_dp_polish = r.Bool(v, path);
     } else if (key == "blocks_dp_in_best") {
       p.blocks_dp_in_best = r.Bool(v, path);
+    } else if (key == "overhead_bound_cuts") {
+      p.overhead_bound_cuts = count(0);
+    } else if (key == "overhead_bound_time_limit_s") {
+      p.overhead_bound_time_limit_s = r.NonNegative(v, path);
     } else if (key == "checkpoint_cuts") {
       p.checkpoint_cuts = one_of(remat::kCheckpointCuts, "a cut rule");
     } else if (key == "ilp_max_ops") {

@@ -135,6 +135,12 @@ struct RematParams {
   // budget / 4096), which bounds its states per option to the budget over the quantum; the
   // rounding is conservative (at most one quantum per group).
   std::int64_t blocks_dp_quantum = 0;
+  // Compute lower bound (remat.h OverheadLowerBound), reported as lower_bound with every
+  // plan: the most cuts it reasons at (0: off), and the seconds its MILPs may take in all
+  // (out of time, GLPK's proven bound stands, at least the LP relaxation's). On ResNet-50 at
+  // one third the turn from forward to backward gives the bound; later cuts give less.
+  int overhead_bound_cuts = 4;
+  double overhead_bound_time_limit_s = 2.0;
   // Exact method: graphs with more ops than this keep the warm start (the greedy's answer).
   int ilp_max_ops = 120;
   // At most this many computations of one op (MOCCASIN's C) in the exact method.

@@ -272,6 +272,17 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
   result.compute_overhead =
       result.original_cost > 0 ? result.recompute_cost / result.original_cost : 0.0;
   result.schedule = best_method.schedule;
+  // The cut bound holds for every schedule (the ilp's, where higher, within its model); a
+  // plan that meets it is proven optimal.
+  if (params.overhead_bound_cuts > 0) {
+    const OverheadBound bound = OverheadLowerBound(graph, budget, params);
+    if (bound.infeasible && result.feasible)
+      throw std::logic_error("remat: a plan fits a budget the compute lower bound rules out");
+    if (bound.infeasible) result.status = "infeasible-proven";
+    result.lower_bound = std::max(result.lower_bound, bound.overhead);
+    if (result.feasible && result.compute_overhead <= result.lower_bound * (1 + 2e-6))
+      result.status = "optimal";
+  }
   result.seconds = Since(started);
   result.plan = AssemblePlan(best_eval.rewritten.graph, best_eval.model, best_eval.rewritten.order,
                              best_offsets, result.seconds);

@@ -136,6 +136,20 @@ Bytes NoRematPeak(const Graph& graph, const RematParams& params = {});
 std::vector<Bytes> PeakLowerBounds(const Graph& graph, Bytes alignment);
 Bytes PeakLowerBound(const Graph& graph, const RematParams& params = {});
 
+// A lower bound on the compute overhead of every schedule of graph whose theoretical peak
+// fits budget, whatever it recomputes and in whatever order (docs/remat.md, "Compute lower
+// bound"): at the step of a cut op, each storage made before the cut and read after it is
+// either live or made again after the cut by copies of its writers, and each such copy reads
+// its inputs the same way; the cheapest such choice with the live bytes within the budget is
+// a MILP (GLPK), whose proven bound is taken (the cuts: the params.overhead_bound_cuts ops
+// with the most bytes forced live, core/lower_bound.h, beyond the budget).
+struct OverheadBound {
+  double overhead = 0;      // fraction of the original total cost; 0 when nothing is proven
+  bool infeasible = false;  // proven: no schedule fits the budget at cut
+  OpId cut = kNoOp;         // the cut the bound (or the proof) comes from
+};
+OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematParams& params = {});
+
 // The trade-off curve: for each budget ratio (of the no-remat peak), the least compute
 // found; points with feasible = false were out of reach.
 struct SweepPoint {

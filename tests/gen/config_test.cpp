@@ -118,6 +118,8 @@ remat:
   blocks_dp_quantum: 4096
   blocks_dp_polish: false
   blocks_dp_in_best: true
+  overhead_bound_cuts: 2
+  overhead_bound_time_limit_s: 0.5
   ilp_max_ops: 16
   ilp_max_computations: 3
   ilp_window_stages: 17
@@ -168,6 +170,8 @@ remat:
   EXPECT_EQ(r.blocks_dp_quantum, 4096);
   EXPECT_FALSE(r.blocks_dp_polish);
   EXPECT_TRUE(r.blocks_dp_in_best);
+  EXPECT_EQ(r.overhead_bound_cuts, 2);
+  EXPECT_DOUBLE_EQ(r.overhead_bound_time_limit_s, 0.5);
   EXPECT_EQ(r.ilp_max_ops, 16);
   EXPECT_EQ(r.ilp_max_computations, 3);
   EXPECT_EQ(r.ilp_window_stages, 17);

@@ -1,0 +1,176 @@
+// The compute lower bound (remat.h OverheadLowerBound, docs/remat.md "Compute lower bound").
+//
+// Why one step suffices: the original computation of a cut op L comes after all of its
+// ancestors and before all of its descendants in every schedule, whatever is recomputed. A
+// planned storage that an ancestor of L made and a descendant of L reads is therefore, at L's
+// step, either live (the original or a copy made before L and kept) or made again after L by
+// copies of its writers; and a copy after L reads each of its inputs the same way. Whatever a
+// schedule does, its choices at L satisfy these implications, so the cheapest set of copies
+// that satisfies them with the live bytes within the budget costs no more than any schedule's
+// recomputation. Working memory after L, the order of copies and repeated copies are left out,
+// which is why it is a bound and not a plan.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/lower_bound.h"
+#include "core/memory_model.h"
+#include "ilp/glpk.h"
+#include "remat/greedy_state.h"
+#include "remat/internal.h"
+#include "remat/remat.h"
+
+namespace roam::remat {
+namespace {
+size_t U(int i) { return static_cast<size_t>(i); }
+
+std::vector<char> Reach(const Dependencies& deps, OpId from, bool forward) {
+  std::vector<char> seen(deps.pred_begin.size() - 1, 0);
+  std::vector<OpId> stack = {from};
+  while (!stack.empty()) {
+    const OpId o = stack.back();
+    stack.pop_back();
+    for (OpId next : forward ? deps.Succs(o) : deps.Preds(o)) {
+      if (seen[U(next)]) continue;
+      seen[U(next)] = 1;
+      stack.push_back(next);
+    }
+  }
+  return seen;
+}
+
+struct CutBound {
+  double percent = 0;  // proven lower bound on the recompute cost, percent of the total
+  bool infeasible = false;
+  std::string solver;
+};
+
+CutBound BoundAtCut(const Graph& graph, const MemoryModel& model, const Dependencies& deps,
+                    const std::vector<char>& recomputable, const std::vector<double>& percent,
+                    OpId cut, Bytes budget, double time_limit_s) {
+  const std::vector<char> before = Reach(deps, cut, /*forward=*/false);
+  const std::vector<char> after = Reach(deps, cut, /*forward=*/true);
+  auto root_producer = [&](StorageId s) {
+    return graph.tensors[U(model.storages[U(s)].root)].producer;
+  };
+  // Storages live at the cut in every schedule: what the cut op touches, and outputs (held to
+  // the end) made before it.
+  std::vector<char> fixed(model.storages.size(), 0);
+  Bytes fixed_bytes = 0;
+  for (StorageId s : model.Touches(cut)) fixed[U(s)] = 1;
+  for (StorageId s : model.planned) {
+    const OpId p = root_producer(s);
+    if (model.storages[U(s)].output && p != kNoOp && before[U(p)]) fixed[U(s)] = 1;
+  }
+  for (size_t s = 0; s < fixed.size(); ++s)
+    if (fixed[s]) fixed_bytes += model.storages[s].size;
+  CutBound out;
+  if (fixed_bytes > budget) {
+    out.infeasible = true;
+    out.solver = "no schedule fits at the cut: its forced storages exceed the budget";
+    return out;
+  }
+
+  ilp::Problem problem;
+  std::vector<int> keep(model.storages.size(), -1);  // column: the storage is live at the cut
+  std::vector<int> redo(U(graph.num_ops()), -1);     // column: the op is computed after the cut
+  std::vector<std::pair<int, double>> memory;
+  for (StorageId s : model.planned) {
+    const OpId p = root_producer(s);
+    if (fixed[U(s)] || p == kNoOp || !before[U(p)]) continue;
+    const double size = static_cast<double>(model.storages[U(s)].size);
+    keep[U(s)] = problem.AddColumn(ilp::ColumnKind::kBinary, 0, 1);
+    memory.emplace_back(keep[U(s)], size);
+  }
+  for (OpId o = 0; o < graph.num_ops(); ++o)
+    if (before[U(o)] && recomputable[U(o)])
+      redo[U(o)] = problem.AddColumn(ilp::ColumnKind::kBinary, 0, 1, percent[U(o)]);
+  problem.AddRow(memory, -std::numeric_limits<double>::infinity(),
+                 static_cast<double>(budget - fixed_bytes));
+
+  // needer is the cut itself (-1: a reader after the cut) or a copy's column: the value of t
+  // must then be live at the cut or made again after it by its storage's root producer and
+  // by t's own writer.
+  auto require = [&](TensorId t, int needer) {
+    const StorageId s = model.storage_of[U(t)];
+    if (keep[U(s)] < 0) return;  // fixed, persistent or not made before the cut
+    for (OpId w : {root_producer(s), graph.tensors[U(t)].producer}) {
+      std::vector<std::pair<int, double>> row = {{keep[U(s)], 1.0}};
+      if (redo[U(w)] >= 0) row.emplace_back(redo[U(w)], 1.0);
+      if (needer < 0) {
+        problem.AddRow(row, 1.0, std::numeric_limits<double>::infinity());
+      } else {
+        row.emplace_back(needer, -1.0);
+        problem.AddRow(row, 0.0, std::numeric_limits<double>::infinity());
+      }
+    }
+  };
+  for (size_t t = 0; t < graph.tensors.size(); ++t) {
+    const Tensor& tensor = graph.tensors[t];
+    if (tensor.producer == kNoOp || !before[U(tensor.producer)]) continue;
+    const auto id = static_cast<TensorId>(t);
+    bool read_after = false;
+    for (OpId c : tensor.consumers) {
+      if (after[U(c)]) read_after = true;
+      if (before[U(c)] && redo[U(c)] >= 0) require(id, redo[U(c)]);
+    }
+    if (read_after) require(id, -1);
+  }
+
+  ilp::SolveParams sp;
+  sp.time_limit_s = time_limit_s;
+  const ilp::SolveResult r = problem.Solve(sp);
+  out.solver = std::string(ilp::ToString(r.status));
+  if (r.status == ilp::ModelStatus::kInfeasible) {
+    out.infeasible = true;
+  } else if (r.status == ilp::ModelStatus::kOptimal) {
+    out.percent = r.objective;
+  } else if (r.status != ilp::ModelStatus::kError && std::isfinite(r.best_bound)) {
+    out.percent = r.best_bound;
+  }
+  out.percent = std::max(0.0, out.percent);
+  return out;
+}
+}  // namespace
+
+OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematParams& params) {
+  OverheadBound out;
+  const double total = TotalCost(graph);
+  if (graph.num_ops() == 0 || total <= 0 || params.overhead_bound_cuts <= 0) return out;
+  const MemoryModel model = BuildMemoryModel(graph, params.alignment);
+  const Dependencies deps = BuildDependencies(graph);
+  const ForcedResidency forced = CertifiedLowerBound(graph, model, deps);
+  // Only where the storages forced live exceed the budget must anything be recomputed; the
+  // most forced steps bound best (on ResNet-50 the turn from forward to backward).
+  std::vector<OpId> cuts;
+  for (OpId o = 0; o < graph.num_ops(); ++o)
+    if (forced.per_op[U(o)] > budget) cuts.push_back(o);
+  std::stable_sort(cuts.begin(), cuts.end(),
+                   [&](OpId a, OpId b) { return forced.per_op[U(a)] > forced.per_op[U(b)]; });
+  if (cuts.size() > U(params.overhead_bound_cuts)) cuts.resize(U(params.overhead_bound_cuts));
+  const std::vector<char> recomputable = detail::MakeOpFlags(graph, params).recomputable;
+  // In percent of the total: GLPK's tolerances then sit well below what is reported.
+  std::vector<double> percent = detail::OpCosts(graph);
+  for (double& c : percent) c *= 100 / total;
+  for (OpId cut : cuts) {
+    const CutBound b =
+        BoundAtCut(graph, model, deps, recomputable, percent, cut, budget,
+                   params.overhead_bound_time_limit_s / static_cast<double>(cuts.size()));
+    if (b.infeasible) {
+      out.infeasible = true;
+      out.cut = cut;
+      out.overhead = 0;
+      return out;
+    }
+    // GLPK's bound carries its tolerances; shaved so that a tight bound stays below the cost.
+    const double overhead = b.percent / 100 * (1 - 1e-6);
+    if (out.cut == kNoOp || overhead > out.overhead) {
+      out.overhead = overhead;
+      out.cut = cut;
+    }
+  }
+  return out;
+}
+
+}  // namespace roam::remat

@@ -1,0 +1,118 @@
+// The compute lower bound (remat/cost_bound.cpp): never above the brute-force optimum on tiny
+// graphs at any budget, equal to it on some (so a bound that ignored the cut's forced storages
+// or a copy's inputs would fail one way or the other), zero where nothing must be recomputed,
+// and a proof of infeasibility only where brute force finds nothing; PlanRemat labels a plan
+// optimal only where it costs the brute-force optimum.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "remat/remat.h"
+#include "tests/remat/brute_force.h"
+#include "tests/support/training_graph.h"
+
+namespace roam::remat {
+namespace {
+
+using testing::BruteForceCost;
+
+std::vector<Graph> TinyGraphs() {
+  std::vector<Graph> graphs;
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 8; ++trial) {
+    std::vector<double> costs(9);
+    for (double& c : costs) c = static_cast<double>(1 + rng() % 9);
+    graphs.push_back(testing::MlpChain(trial < 4 ? 3 : 4, costs));
+  }
+  for (int i = 0; i < 6; ++i) {
+    testing::TrainingGraphOptions o;
+    o.layers = 2;
+    o.max_paths = 1;
+    o.branch_prob = 0;
+    o.adam = false;
+    o.bias_prob = 0;
+    o.long_skip_prob = 0;
+    Graph g = testing::TrainingLikeGraph(rng, o);
+    if (g.num_ops() <= 10) graphs.push_back(std::move(g));
+  }
+  return graphs;
+}
+
+TEST(OverheadBound, NeverAboveTheBruteForceOptimumAndTightOnSome) {
+  int positive = 0, tight = 0, proven_out_of_reach = 0;
+  for (const Graph& g : TinyGraphs()) {
+    RematParams params;
+    params.alignment = 1;
+    const double total = TotalCost(g);
+    ASSERT_GT(total, 0.0);
+    const Bytes no_remat = NoRematPeak(g, params);
+    for (Bytes budget = no_remat; budget > 0; budget -= std::max<Bytes>(1, no_remat / 12)) {
+      SCOPED_TRACE(g.name + " budget " + std::to_string(budget));
+      const OverheadBound bound = OverheadLowerBound(g, budget, params);
+      const double optimum = BruteForceCost(g, budget, 3);
+      if (bound.infeasible) {
+        ++proven_out_of_reach;
+        EXPECT_TRUE(std::isinf(optimum));
+        continue;
+      }
+      EXPECT_GE(bound.overhead, 0.0);
+      if (std::isinf(optimum)) continue;
+      EXPECT_LE(bound.overhead * total, optimum + 1e-9 * total);
+      if (bound.overhead > 0) ++positive;
+      if (optimum > 0 && bound.overhead * total >= optimum * (1 - 1e-5)) ++tight;
+    }
+  }
+  EXPECT_GT(positive, 0);
+  EXPECT_GT(tight, 0);
+  EXPECT_GT(proven_out_of_reach, 0);
+}
+
+TEST(OverheadBound, IsZeroWhereTheNoRematPeakFits) {
+  for (const Graph& g : TinyGraphs()) {
+    RematParams params;
+    params.alignment = 1;
+    const OverheadBound bound = OverheadLowerBound(g, NoRematPeak(g, params), params);
+    EXPECT_FALSE(bound.infeasible);
+    EXPECT_EQ(bound.overhead, 0.0);
+  }
+}
+
+TEST(OverheadBound, OffWithNoCuts) {
+  const Graph g = testing::MlpChain(4, {3, 1, 4, 1, 5, 9, 2, 6, 5});
+  RematParams params;
+  params.alignment = 1;
+  params.overhead_bound_cuts = 0;
+  const OverheadBound bound = OverheadLowerBound(g, 1, params);
+  EXPECT_FALSE(bound.infeasible);
+  EXPECT_EQ(bound.overhead, 0.0);
+  EXPECT_EQ(bound.cut, kNoOp);
+}
+
+// The report's lower_bound is the bound, and "optimal" only where the plan costs the
+// brute-force optimum.
+TEST(OverheadBound, PlanRematLabelsOptimalOnlyTheBruteForceOptimum) {
+  int optimal = 0;
+  for (const Graph& g : TinyGraphs()) {
+    RematParams params;
+    params.alignment = 1;
+    const Bytes no_remat = NoRematPeak(g, params);
+    for (Bytes budget = no_remat; budget > 0; budget -= std::max<Bytes>(1, no_remat / 6)) {
+      SCOPED_TRACE(g.name + " budget " + std::to_string(budget));
+      const RematResult r = PlanRemat(g, budget, params);
+      if (!r.feasible) continue;
+      EXPECT_LE(r.lower_bound, r.compute_overhead * (1 + 1e-6));
+      EXPECT_GE(r.lower_bound, OverheadLowerBound(g, budget, params).overhead);
+      if (r.status != "optimal") continue;
+      ++optimal;
+      EXPECT_NEAR(r.recompute_cost, BruteForceCost(g, budget, 3), 1e-6 * r.original_cost);
+    }
+  }
+  EXPECT_GT(optimal, 0);
+}
+
+}  // namespace
+}  // namespace roam::remat
