@@ -72,13 +72,7 @@ std::vector<char> CheapestCover(const std::vector<Option>& options,
 class BlockPass {
  public:
   BlockPass(const Graph& graph, const RematParams& params, Bytes budget)
-      : graph_(graph),
-        params_(params),
-        budget_(budget),
-        model_(BuildMemoryModel(graph, params.alignment)),
-        costs_(OpCosts(graph)),
-        flags_(MakeOpFlags(graph, params)),
-        state_(graph, model_, costs_, params.rule) {}
+      : graph_(graph), params_(params), budget_(budget), greedy_(graph, params) {}
 
   // Re-chooses group g's recomputations in schedule; true (and schedule replaced) when a
   // cheaper schedule within the budget was found.
@@ -119,17 +113,17 @@ class BlockPass {
         rest.push_back(schedule[i]);
         continue;
       }
-      removed += costs_[U(schedule[i])];
+      removed += greedy_.costs[U(schedule[i])];
       const auto at = static_cast<Step>(rest.size());
       if (i == 0 || !drop[i - 1] || runs.empty() || runs.back().at != at) {
         runs.emplace_back();
         runs.back().at = at;
       }
       runs.back().ops.push_back(schedule[i]);
-      runs.back().cost += costs_[U(schedule[i])];
+      runs.back().cost += greedy_.costs[U(schedule[i])];
     }
-    if (removed <= 0 || !state_.Reset(rest)) return false;
-    const std::vector<Bytes> base = state_.Profile();
+    if (removed <= 0 || !greedy_.state.Reset(rest)) return false;
+    const std::vector<Bytes> base = greedy_.state.Profile();
     std::vector<Step> excess;
     std::vector<Bytes> deficit;
     for (size_t s = 0; s < base.size(); ++s)
@@ -180,7 +174,7 @@ class BlockPass {
     const size_t splits = std::min<size_t>(excess.size(), U(params_.blocks_split_steps));
     for (size_t j = 0; j < splits; ++j) {
       const Step sp = excess[splits <= 1 ? 0 : j * (excess.size() - 1) / (splits - 1)];
-      for (Candidate& c : CandidatesAt(state_, sp, costs_, flags_, params_)) {
+      for (Candidate& c : CandidatesAt(greedy_.state, sp, greedy_.costs, greedy_.flags, params_)) {
         bool inside = false;
         for (OpId op : c.ops) inside = inside || group_of_op[U(op)] == g;
         if (!inside) continue;
@@ -206,9 +200,10 @@ class BlockPass {
     }
     std::vector<Option> options;
     for (Candidate& c : pool) {
-      if (!state_.Reset(rest) || !state_.CanInsert(c.at, c.ops) || !state_.Insert(c.at, c.ops))
+      if (!greedy_.state.Reset(rest) || !greedy_.state.CanInsert(c.at, c.ops) ||
+          !greedy_.state.Insert(c.at, c.ops))
         continue;
-      const std::vector<Bytes>& after = state_.Profile();
+      const std::vector<Bytes>& after = greedy_.state.Profile();
       const auto shift = static_cast<Step>(c.ops.size());
       Option o;
       o.freed.reserve(excess.size());
@@ -232,21 +227,19 @@ class BlockPass {
                                  double allowance) {
     std::stable_sort(chosen.begin(), chosen.end(),
                      [](const Candidate* a, const Candidate* b) { return a->at > b->at; });
-    if (!state_.Reset(rest)) return std::nullopt;
+    if (!greedy_.state.Reset(rest)) return std::nullopt;
     for (const Candidate* c : chosen)
-      if (!state_.CanInsert(c->at, c->ops) || !state_.Insert(c->at, c->ops)) return std::nullopt;
-    RepairAtPeak(state_, budget_, allowance, costs_, flags_, params_);
-    if (state_.Peak() > budget_) return std::nullopt;
-    return state_.schedule();
+      if (!greedy_.state.CanInsert(c->at, c->ops) || !greedy_.state.Insert(c->at, c->ops))
+        return std::nullopt;
+    RepairAtPeak(greedy_.state, budget_, allowance, greedy_.costs, greedy_.flags, params_);
+    if (greedy_.state.Peak() > budget_) return std::nullopt;
+    return greedy_.state.schedule();
   }
 
   const Graph& graph_;
   const RematParams& params_;
   Bytes budget_;
-  MemoryModel model_;
-  std::vector<double> costs_;
-  OpFlags flags_;
-  GreedyState state_;
+  GreedyTools greedy_;
 };
 
 }  // namespace

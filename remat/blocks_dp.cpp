@@ -3,7 +3,8 @@
 // of consecutive independent subgraphs gets a set of options (which of its activations it
 // recomputes and where); each option is measured alone on the schedule without any group's
 // copies by the greedy's incremental state, and summarised as what it keeps off the arena
-// while the deeper groups run and what the arena needs during its own steps. A dynamic
+// while the deeper groups run and what the arena needs during its own steps (all of which
+// blocks_dp_options.h does; this file cuts the groups and the base). A dynamic
 // programme over the groups in forward order then picks one option per group, the cheapest
 // whose held bytes fit at every group's steps; the assembled schedule is checked by roam's
 // memory model and kept only when it fits and is cheaper than the incumbent.
@@ -15,6 +16,7 @@
 #include <stdexcept>
 
 #include "partition/partition.h"
+#include "remat/blocks_dp_options.h"
 #include "remat/greedy_state.h"
 #include "remat/internal.h"
 
@@ -22,95 +24,10 @@ namespace roam::remat::detail {
 namespace {
 size_t U(int i) { return static_cast<size_t>(i); }
 
-// Copies attached to the base schedule: (run before base position x, op), in order.
-using Attached = std::vector<std::pair<Step, OpId>>;
-
-// One way a group may recompute its activations, measured alone on the base.
-struct GroupOption {
-  Attached copies;
-  double cost = 0;
-  // Bytes it frees at every step of the groups two or more deeper (the least there).
-  Bytes kept_off = 0;
-  // What it frees at each step of its own group's region and of the next deeper group's,
-  // where the backward of neighbours interleaves (per base step; 0 elsewhere).
-  std::vector<Bytes> freed;
-  // The ops it recomputes (sorted), and the storages of the previous group its copies read
-  // from the original computations (by producer op). An option of the previous group that
-  // recomputes such a producer frees nothing until that read: the pair conflicts.
-  std::vector<OpId> recomputed;
-  std::vector<std::pair<OpId, Bytes>> reads;
-};
-
-// The greedy state with a tag per step: the base position of an original step, -1 for a copy.
-struct Tracked {
-  GreedyState state;
-  std::vector<Step> tag;
-  bool Insert(Step at, const std::vector<OpId>& ops) {
-    if (!state.CanInsert(at, ops) || !state.Insert(at, ops)) return false;
-    tag.insert(tag.begin() + at, ops.size(), Step{-1});
-    return true;
-  }
-  // The copies in base coordinates: each attached to the next base step after it.
-  Attached Copies() const {
-    Attached out;
-    std::vector<OpId> pending;
-    const Schedule& s = state.schedule();
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (tag[i] < 0) {
-        pending.push_back(s[i]);
-        continue;
-      }
-      for (OpId op : pending) out.emplace_back(tag[i], op);
-      pending.clear();
-    }
-    for (OpId op : pending) out.emplace_back(static_cast<Step>(tag.size()), op);
-    return out;
-  }
-  // Per base step: the most live bytes at it and at the copies attached to it.
-  std::vector<Bytes> Held(size_t base_steps) {
-    std::vector<Bytes> held(base_steps + 1, 0);
-    const std::vector<Bytes>& profile = state.Profile();
-    Bytes run = 0;
-    for (size_t i = 0; i < tag.size(); ++i) {
-      run = std::max(run, profile[i]);
-      if (tag[i] < 0) continue;
-      held[U(tag[i])] = run;
-      run = 0;
-    }
-    held[base_steps] = run;
-    return held;
-  }
-};
-
-// The base with the parts' copies; tag (when given) gets the base position of every original
-// step, -1 for a copy.
-Schedule Assemble(const Schedule& base, const std::vector<const Attached*>& parts,
-                  std::vector<Step>* tag = nullptr) {
-  std::vector<std::vector<OpId>> before(base.size() + 1);
-  for (const Attached* part : parts)
-    for (const auto& [x, op] : *part) before[U(x)].push_back(op);
-  Schedule out;
-  if (tag) tag->clear();
-  for (size_t x = 0; x <= base.size(); ++x) {
-    out.insert(out.end(), before[x].begin(), before[x].end());
-    if (tag) tag->insert(tag->end(), before[x].size(), Step{-1});
-    if (x == base.size()) break;
-    out.push_back(base[x]);
-    if (tag) tag->push_back(static_cast<Step>(x));
-  }
-  return out;
-}
-
 class BudgetSplit {
  public:
   BudgetSplit(const Graph& graph, const RematParams& params, Bytes budget)
-      : graph_(graph),
-        params_(params),
-        budget_(budget),
-        model_(BuildMemoryModel(graph, params.alignment)),
-        costs_(OpCosts(graph)),
-        flags_(MakeOpFlags(graph, params)),
-        state_(graph, model_, costs_, params.rule) {}
+      : graph_(graph), params_(params), budget_(budget), greedy_(graph, params) {}
 
   std::optional<Schedule> Run(const Schedule& start, const Schedule& incumbent,
                               double incumbent_cost, const std::function<bool()>& out_of_time) {
@@ -127,11 +44,11 @@ class BudgetSplit {
         if (run.empty()) return;
         int g = -1;
         for (OpId op : run)
-          if (group_[U(op)] >= 0) g = group_[U(op)];
+          if (base_.group_of_op[U(op)] >= 0) g = base_.group_of_op[U(op)];
         if (g < 0) {
-          base_.insert(base_.end(), run.begin(), run.end());
+          base_.schedule.insert(base_.schedule.end(), run.begin(), run.end());
         } else {
-          for (OpId op : run) own[U(g)].emplace_back(static_cast<Step>(base_.size()), op);
+          for (OpId op : run) own[U(g)].emplace_back(static_cast<Step>(base_.schedule.size()), op);
         }
         run.clear();
       };
@@ -142,14 +59,14 @@ class BudgetSplit {
         }
         seen[U(op)] = 1;
         flush();
-        base_.push_back(op);
+        base_.schedule.push_back(op);
       }
       flush();
     }
-    if (!state_.Reset(base_)) return std::nullopt;
-    const size_t n = base_.size();
-    base_profile_ = state_.Profile();
-    base_profile_.push_back(0);
+    if (!greedy_.state.Reset(base_.schedule)) return std::nullopt;
+    const size_t n = base_.schedule.size();
+    base_.profile = greedy_.state.Profile();
+    base_.profile.push_back(0);
     // Group spans on the base: from the first forward op of the group to the last original
     // computation that reads what its forward ops made.
     std::vector<Step> first(U(num_groups), std::numeric_limits<Step>::max()),
@@ -157,26 +74,26 @@ class BudgetSplit {
     {
       std::vector<char> seen(U(graph_.num_ops()), 0);
       for (size_t x = 0; x < n; ++x) {
-        const OpId op = base_[x];
+        const OpId op = base_.schedule[x];
         if (seen[U(op)]) continue;
         seen[U(op)] = 1;
         const auto s = static_cast<Step>(x);
-        if (const int g = group_[U(op)]; g >= 0) {
+        if (const int g = base_.group_of_op[U(op)]; g >= 0) {
           first[U(g)] = std::min(first[U(g)], s);
           last[U(g)] = std::max(last[U(g)], s);
           continue;
         }
         for (TensorId t : graph_.ops[U(op)].inputs) {
           const OpId p = graph_.tensors[U(t)].producer;
-          if (p == kNoOp || group_[U(p)] < 0) continue;
-          const int g = group_[U(p)];
+          if (p == kNoOp || base_.group_of_op[U(p)] < 0) continue;
+          const int g = base_.group_of_op[U(p)];
           last[U(g)] = std::max(last[U(g)], s);
           backward[U(g)] = std::min(backward[U(g)], s);
         }
       }
     }
     // Groups in forward order; the region of a step is the innermost group whose span holds it.
-    std::vector<int>& order = order_;
+    std::vector<int>& order = base_.order;
     for (int g = 0; g < num_groups; ++g)
       if (last[U(g)] >= 0) order.push_back(g);
     std::stable_sort(order.begin(), order.end(),
@@ -197,24 +114,24 @@ class BudgetSplit {
                        params_.blocks_dp_max_crossing * static_cast<double>(k - 1))
         return std::nullopt;
     }
-    region_.assign(n + 1, -1);
+    base_.region.assign(n + 1, -1);
     for (size_t i = 0; i < k; ++i) {
       const int g = order[i];
-      for (Step s = first[U(g)]; s <= last[U(g)]; ++s) region_[U(s)] = static_cast<int>(i);
+      for (Step s = first[U(g)]; s <= last[U(g)]; ++s) base_.region[U(s)] = static_cast<int>(i);
     }
     // Steps outside every span are covered by no group's option.
     Bytes outside = 0;
     for (size_t x = 0; x <= n; ++x)
-      if (region_[x] < 0) outside = std::max(outside, base_profile_[x]);
+      if (base_.region[x] < 0) outside = std::max(outside, base_.profile[x]);
     if (outside > budget_) return std::nullopt;
-    // Options per group.
+    // Options per group, each group's evictions taken at the step before its backward starts.
+    OptionMeasurer measurer(graph_, params_, greedy_, base_);
     options_.assign(k, {});
     for (size_t i = 0; i < k && !out_of_time(); ++i) {
       const int g = order[i];
-      Measure(i, {});
-      Measure(i, own[U(g)]);
-      Subsets(i, g,
-              backward[U(g)] == std::numeric_limits<Step>::max() ? last[U(g)] : backward[U(g)] - 1);
+      const Step split =
+          backward[U(g)] == std::numeric_limits<Step>::max() ? last[U(g)] : backward[U(g)] - 1;
+      options_[i] = measurer.Measure(i, own[U(g)], split);
     }
     if (out_of_time()) return std::nullopt;
     // The dynamic programme, first retried with the target of a group's steps lowered by the
@@ -261,15 +178,15 @@ class BudgetSplit {
           continue;
         tried.push_back(pick);
         cheaper = true;
-        Tracked t = Fresh();
-        Schedule trial = Assemble(base_, parts, &t.tag);
+        Tracked t = measurer.Fresh();
+        Schedule trial = Assemble(base_.schedule, parts, &t.tag);
         if (!t.state.Reset(trial)) continue;
         if (t.state.Peak() > budget_) {
-          const std::vector<Bytes> held = t.Held(base_.size());
+          const std::vector<Bytes> held = t.Held(base_.schedule.size());
           std::vector<Bytes> excess(k, 0);
           for (size_t x = 0; x < held.size(); ++x)
-            if (held[x] > budget_ && region_[x] >= 0)
-              excess[U(region_[x])] = std::max(excess[U(region_[x])], held[x] - budget_);
+            if (held[x] > budget_ && base_.region[x] >= 0)
+              excess[U(base_.region[x])] = std::max(excess[U(base_.region[x])], held[x] - budget_);
           std::vector<size_t> where;
           for (size_t i = 0; i < k; ++i)
             if (excess[i] > 0 || (i + 1 < k && excess[i + 1] > 0)) where.push_back(i);
@@ -279,8 +196,8 @@ class BudgetSplit {
             for (size_t i = 0; i < k; ++i)
               if (excess[i] > 0) lower[i] += excess[i] + relax;
           }
-          RepairAtPeak(t.state, budget_, best_cost - RecomputeCost(graph_, trial), costs_, flags_,
-                       params_);
+          RepairAtPeak(t.state, budget_, best_cost - RecomputeCost(graph_, trial), greedy_.costs,
+                       greedy_.flags, params_);
         }
         if (t.state.Peak() <= budget_) {
           const double cost = RecomputeCost(graph_, t.state.schedule());
@@ -309,15 +226,15 @@ class BudgetSplit {
  private:
   // Cuts the forward ops (in start's order) into groups of at least blocks_dp_group_ops ops,
   // each ending right after a memory-insensitive op of the partition where there are such
-  // (Chen et al.'s cut: only that op's output crosses it), else by count. Sets group_ (-1 for
-  // ops outside the forward); returns the number of groups.
+  // (Chen et al.'s cut: only that op's output crosses it), else by count. Sets base_.group_of_op
+  // (-1 for ops outside the forward); returns the number of groups.
   int Groups(const Schedule& start) {
-    group_.assign(U(graph_.num_ops()), -1);
+    base_.group_of_op.assign(U(graph_.num_ops()), -1);
     const std::vector<char> forward = ForwardOps(graph_, start, params_);
     std::vector<char> insensitive(U(graph_.num_ops()), 0);
     bool any = false;
     try {
-      const SubgraphTree tree = PartitionGraph(graph_, model_, start);
+      const SubgraphTree tree = PartitionGraph(graph_, greedy_.model, start);
       for (OpId op : tree.insensitive) {
         insensitive[U(op)] = 1;
         any = true;
@@ -327,9 +244,9 @@ class BudgetSplit {
     }
     int groups = 0, held = 0;
     for (OpId op : start) {
-      if (!forward[U(op)] || group_[U(op)] >= 0) continue;
+      if (!forward[U(op)] || base_.group_of_op[U(op)] >= 0) continue;
       if (groups == 0) groups = 1;
-      group_[U(op)] = groups - 1;
+      base_.group_of_op[U(op)] = groups - 1;
       ++held;
       if (held >= params_.blocks_dp_group_ops && (!any || insensitive[U(op)])) {
         ++groups;
@@ -338,118 +255,6 @@ class BudgetSplit {
     }
     if (held == 0 && groups > 0) --groups;
     return groups;
-  }
-
-  // The base's state, built once (a copy is cheaper than a Reset).
-  Tracked& Base() {
-    if (!base_state_) {
-      base_state_.emplace(Tracked{GreedyState(graph_, model_, costs_, params_.rule), {}});
-      base_state_->state.Reset(base_);
-      base_state_->tag.resize(base_.size());
-      for (size_t x = 0; x < base_.size(); ++x) base_state_->tag[x] = static_cast<Step>(x);
-    }
-    return *base_state_;
-  }
-  Tracked Fresh() { return Base(); }
-
-  // Measures an option of the group of rank i given as copies attached to the base.
-  void Measure(size_t i, const Attached& copies) {
-    if (copies.empty()) {
-      Record(i, Base());
-      return;
-    }
-    Tracked t = Fresh();
-    // Insert the latest first, so the earlier attachment points stay where they are.
-    for (size_t j = copies.size(); j-- > 0;) {
-      size_t a = j;
-      while (a > 0 && copies[a - 1].first == copies[j].first) --a;
-      std::vector<OpId> ops;
-      for (size_t b = a; b <= j; ++b) ops.push_back(copies[b].second);
-      if (!t.Insert(copies[j].first, ops)) return;
-      j = a;
-    }
-    Record(i, t);
-  }
-
-  void Record(size_t i, Tracked& t) {
-    const size_t n = base_.size();
-    const std::vector<Bytes> held = t.Held(n);
-    GroupOption o;
-    o.copies = t.Copies();
-    for (const auto& [x, op] : o.copies) o.cost += costs_[U(op)];
-    o.kept_off = std::numeric_limits<Bytes>::max();
-    o.freed.assign(n + 1, 0);
-    bool deeper = false;
-    for (size_t x = 0; x <= n; ++x) {
-      const int r = region_[x];
-      if (r == static_cast<int>(i) || r == static_cast<int>(i) + 1)
-        o.freed[x] = base_profile_[x] - held[x];
-      if (r > static_cast<int>(i) + 1) {
-        deeper = true;
-        o.kept_off = std::min(o.kept_off, base_profile_[x] - held[x]);
-      }
-    }
-    if (!deeper) o.kept_off = 0;
-    o.kept_off = std::max<Bytes>(0, o.kept_off);
-    for (const auto& [x, op] : o.copies) o.recomputed.push_back(op);
-    std::sort(o.recomputed.begin(), o.recomputed.end());
-    {
-      std::vector<StorageId> seen;
-      std::vector<char> mine(U(graph_.num_ops()), 0);
-      for (const auto& [x, op] : o.copies) {
-        for (TensorId in : graph_.ops[U(op)].inputs) {
-          const OpId p = graph_.tensors[U(in)].producer;
-          if (p == kNoOp || mine[U(p)] || group_[U(p)] < 0 || group_[U(p)] == order_[i]) continue;
-          const StorageId sid = model_.storage_of[U(in)];
-          if (!model_.storages[U(sid)].planned() ||
-              std::find(seen.begin(), seen.end(), sid) != seen.end())
-            continue;
-          seen.push_back(sid);
-          o.reads.emplace_back(p, model_.storages[U(sid)].size);
-        }
-        mine[U(op)] = 1;
-      }
-    }
-    for (const GroupOption& other : options_[i])
-      if (other.cost <= o.cost && other.kept_off == o.kept_off && other.freed == o.freed) return;
-    options_[i].push_back(std::move(o));
-  }
-
-  // Every subset of the group's evictions at step sp (the group's storages held across it,
-  // recomputed right before their next use), inserted one by one, the latest made first, so
-  // that the copy of an earlier activation is made for the first of its readers, copies
-  // included, and serves them all.
-  void Subsets(size_t i, int g, Step sp) {
-    if (params_.blocks_dp_targets <= 0 || sp < 0) return;
-    Tracked& t = Base();
-    std::vector<OpId> targets;
-    for (const Candidate& c : CandidatesAt(t.state, sp, costs_, flags_, params_)) {
-      const OpId made = c.ops.back();
-      if (group_[U(made)] != g || std::find(targets.begin(), targets.end(), made) != targets.end())
-        continue;
-      targets.push_back(made);
-      if (static_cast<int>(targets.size()) >= params_.blocks_dp_targets) break;
-    }
-    // Latest made first: its copies become readers of the earlier ones.
-    std::vector<Step> made_at(U(graph_.num_ops()), -1);
-    for (size_t x = 0; x < base_.size(); ++x)
-      if (made_at[U(base_[x])] < 0) made_at[U(base_[x])] = static_cast<Step>(x);
-    std::stable_sort(targets.begin(), targets.end(),
-                     [&](OpId a, OpId b) { return made_at[U(a)] > made_at[U(b)]; });
-    auto dfs = [&](auto&& self, size_t j, Tracked& cur, bool any) -> void {
-      if (j == targets.size()) {
-        if (any) Record(i, cur);
-        return;
-      }
-      self(self, j + 1, cur, any);
-      for (const Candidate& c : CandidatesAt(cur.state, sp, costs_, flags_, params_)) {
-        if (c.ops.back() != targets[j]) continue;
-        Tracked next = cur;
-        if (next.Insert(c.at, c.ops)) self(self, j + 1, next, true);
-        break;
-      }
-    };
-    dfs(dfs, 0, t, false);
   }
 
   // One option per group, the cheapest set that fits every group's steps (their excess over
@@ -463,10 +268,10 @@ class BudgetSplit {
   // i - 1 that b's copies read from the original computations where a recomputes them, and
   // the excess over the budget at group i's steps with both (plus that conflict).
   void PairTables() {
-    const size_t k = options_.size(), n = base_.size();
+    const size_t k = options_.size(), n = base_.schedule.size();
     std::vector<std::vector<size_t>> steps(k);
     for (size_t x = 0; x <= n; ++x)
-      if (region_[x] >= 0) steps[U(region_[x])].push_back(x);
+      if (base_.region[x] >= 0) steps[U(base_.region[x])].push_back(x);
     pair_need_.assign(k, {});
     pair_conflict_.assign(k, {});
     for (size_t i = 1; i < k; ++i) {
@@ -483,7 +288,7 @@ class BudgetSplit {
             if (std::binary_search(before[a].recomputed.begin(), before[a].recomputed.end(), p))
               conflict[a][b] += size;
           for (size_t x : steps[i])
-            need[a][b] = std::max(need[a][b], base_profile_[x] - before[a].freed[x] -
+            need[a][b] = std::max(need[a][b], base_.profile[x] - before[a].freed[x] -
                                                   here[b].freed[x] + conflict[a][b] - budget_);
         }
     }
@@ -502,17 +307,17 @@ class BudgetSplit {
       size_t prev;  // the previous group's option
       int parent;
     };
-    const size_t k = options_.size(), n = base_.size();
+    const size_t k = options_.size(), n = base_.schedule.size();
     const auto keep = static_cast<size_t>(std::max(1, params_.blocks_dp_candidates));
     if (k == 0) return {};
     std::vector<std::vector<size_t>> steps(k);  // per region: its steps
     for (size_t x = 0; x <= n; ++x)
-      if (region_[x] >= 0) steps[U(region_[x])].push_back(x);
+      if (base_.region[x] >= 0) steps[U(base_.region[x])].push_back(x);
     std::vector<std::vector<State>> stages(k);
     for (size_t o = 0; o < options_[0].size(); ++o) {
       Bytes need = std::numeric_limits<Bytes>::min();
       for (size_t x : steps[0])
-        need = std::max(need, base_profile_[x] - options_[0][o].freed[x] - budget_);
+        need = std::max(need, base_.profile[x] - options_[0][o].freed[x] - budget_);
       if (need + lower[0] <= 0 && options_[0][o].cost < limit)
         stages[0].push_back({options_[0][o].cost, 0, o, -1});
     }
@@ -574,19 +379,11 @@ class BudgetSplit {
   const Graph& graph_;
   const RematParams& params_;
   Bytes budget_;
-  MemoryModel model_;
-  std::vector<double> costs_;
-  OpFlags flags_;
-  GreedyState state_;
-  std::vector<int> group_;
-  Schedule base_;
-  std::vector<Bytes> base_profile_;
-  std::vector<int> region_;
-  std::vector<int> order_;  // groups in forward order
+  GreedyTools greedy_;
+  GroupedBase base_;
+  std::vector<std::vector<GroupOption>> options_;  // per group, by rank
   std::vector<std::vector<std::vector<Bytes>>> pair_need_, pair_conflict_;
   Bytes quantum_ = 1;
-  std::optional<Tracked> base_state_;
-  std::vector<std::vector<GroupOption>> options_;
 };
 
 }  // namespace

@@ -462,6 +462,12 @@ std::vector<double> OpCosts(const Graph& graph) {
   return costs;
 }
 
+GreedyTools::GreedyTools(const Graph& graph, const RematParams& params)
+    : model(BuildMemoryModel(graph, params.alignment)),
+      costs(OpCosts(graph)),
+      flags(MakeOpFlags(graph, params)),
+      state(graph, model, costs, params.rule) {}
+
 MethodResult Polish(const Graph& graph, MethodResult result, Bytes budget,
                     const RematParams& params) {
   if (result.peak > budget) return result;

@@ -149,4 +149,18 @@ void RepairAtPeak(GreedyState& state, Bytes budget, double allowance,
                   const std::vector<double>& costs, const OpFlags& flags,
                   const RematParams& params);
 
+// What the block passes (blocks.cpp, blocks_dp.cpp) measure with on one graph: its memory
+// model, the per-op costs and flags the greedy's evictions are ranked by, and one incremental
+// state over them. Not copyable: the state refers to the model and the costs.
+struct GreedyTools {
+  GreedyTools(const Graph& graph, const RematParams& params);
+  GreedyTools(const GreedyTools&) = delete;
+  GreedyTools& operator=(const GreedyTools&) = delete;
+
+  MemoryModel model;          // BuildMemoryModel of the original graph
+  std::vector<double> costs;  // OpCosts
+  OpFlags flags;
+  GreedyState state;
+};
+
 }  // namespace roam::remat::detail
