@@ -43,6 +43,12 @@ std::string Percent(double fraction) {
   return text;
 }
 
+std::string Points(double fraction) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.2f points", fraction * 100);
+  return buffer;
+}
+
 // The recomputed ops, most recomputations first: "name (op id) xN".
 struct Recomputed {
   ExternalId op;
@@ -89,25 +95,28 @@ int RunSweep(const RematOptions& options, const Graph& graph, const remat::Remat
   auto points = remat::Sweep(graph, ratios, params);
   if (!options.svg.empty())
     WriteFileAtomically(options.svg, SweepSvg(graph, points, remat::NoRematPeak(graph, params)));
+  const bool bounded = params.overhead_bound_in_sweep && params.overhead_bound_cuts > 0;
   if (options.output.json) {
     nlohmann::ordered_json doc = nlohmann::ordered_json::array();
-    for (const auto& p : points)
-      doc.push_back({{"ratio", p.ratio},
-                     {"budget", p.budget},
-                     {"peak", p.peak},
-                     {"compute_overhead", p.compute_overhead},
-                     {"feasible", p.feasible},
-                     {"method", p.method},
-                     {"seconds", p.seconds}});
+    for (const auto& p : points) {
+      nlohmann::ordered_json point = {
+          {"ratio", p.ratio},       {"budget", p.budget},
+          {"peak", p.peak},         {"compute_overhead", p.compute_overhead},
+          {"feasible", p.feasible}, {"method", p.method},
+          {"seconds", p.seconds}};
+      if (bounded) point["lower_bound"] = p.lower_bound;
+      doc.push_back(point);
+    }
     std::cout << doc.dump() << "\n";
     return kOk;
   }
-  std::printf("%-7s %-14s %-14s %-10s %-11s %s\n", "ratio", "budget", "peak", "overhead", "method",
-              "seconds");
+  std::printf("%-7s %-14s %-14s %-10s %-10s %-11s %s\n", "ratio", "budget", "peak", "overhead",
+              "bound", "method", "seconds");
   for (const auto& p : points)
-    std::printf("%-7.2f %-14lld %-14lld %-10s %-11s %.2f%s\n", p.ratio,
+    std::printf("%-7.2f %-14lld %-14lld %-10s %-10s %-11s %.2f%s\n", p.ratio,
                 static_cast<long long>(p.budget), static_cast<long long>(p.peak),
-                Percent(p.compute_overhead).c_str(), p.method.c_str(), p.seconds,
+                Percent(p.compute_overhead).c_str(), bounded ? Percent(p.lower_bound).c_str() : "-",
+                p.method.c_str(), p.seconds,
                 p.feasible ? "" : "  (infeasible: smallest peak found)");
   return kOk;
 }
@@ -162,7 +171,12 @@ int RunRemat(const RematOptions& options) {
        list.dump()},
       {"method", r.method, nlohmann::json(r.method).dump()},
       {"status", r.status, nlohmann::json(r.status).dump()},
-      {"lower_bound", Percent(r.lower_bound) + " overhead", nlohmann::json(r.lower_bound).dump()}};
+      {"lower_bound",
+       Percent(r.lower_bound) + " overhead" +
+           (r.feasible
+                ? " (the plan is " + Points(r.compute_overhead - r.lower_bound) + " above it)"
+                : ""),
+       nlohmann::json(r.lower_bound).dump()}};
   for (auto& e : extra)
     if (e.key == "no-remat peak") e.key = "no_remat_peak";
   PlanOutputOptions output = options.output;

@@ -136,6 +136,7 @@ const std::vector<std::string> kRematKeys = {"method",
                                              "blocks_dp_in_best",
                                              "overhead_bound_cuts",
                                              "overhead_bound_time_limit_s",
+                                             "overhead_bound_in_sweep",
                                              "ilp_max_ops",
                                              "ilp_max_computations",
                                              "ilp_window_stages",
@@ -474,6 +475,8 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
       p.overhead_bound_cuts = count(0);
     } else if (key == "overhead_bound_time_limit_s") {
       p.overhead_bound_time_limit_s = r.NonNegative(v, path);
+    } else if (key == "overhead_bound_in_sweep") {
+      p.overhead_bound_in_sweep = r.Bool(v, path);
     } else if (key == "checkpoint_cuts") {
       p.checkpoint_cuts = one_of(remat::kCheckpointCuts, "a cut rule");
     } else if (key == "ilp_max_ops") {

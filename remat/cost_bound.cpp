@@ -10,6 +10,7 @@
 // recomputation. Working memory after L, the order of copies and repeated copies are left out,
 // which is why it is a bound and not a plan.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -48,7 +49,7 @@ struct CutBound {
 
 CutBound BoundAtCut(const Graph& graph, const MemoryModel& model, const Dependencies& deps,
                     const std::vector<char>& recomputable, const std::vector<double>& percent,
-                    OpId cut, Bytes budget, double time_limit_s) {
+                    OpId cut, Bytes budget, ilp::ColumnKind kind, double time_limit_s) {
   const std::vector<char> before = Reach(deps, cut, /*forward=*/false);
   const std::vector<char> after = Reach(deps, cut, /*forward=*/true);
   auto root_producer = [&](StorageId s) {
@@ -80,12 +81,12 @@ CutBound BoundAtCut(const Graph& graph, const MemoryModel& model, const Dependen
     const OpId p = root_producer(s);
     if (fixed[U(s)] || p == kNoOp || !before[U(p)]) continue;
     const double size = static_cast<double>(model.storages[U(s)].size);
-    keep[U(s)] = problem.AddColumn(ilp::ColumnKind::kBinary, 0, 1);
+    keep[U(s)] = problem.AddColumn(kind, 0, 1);
     memory.emplace_back(keep[U(s)], size);
   }
   for (OpId o = 0; o < graph.num_ops(); ++o)
     if (before[U(o)] && recomputable[U(o)])
-      redo[U(o)] = problem.AddColumn(ilp::ColumnKind::kBinary, 0, 1, percent[U(o)]);
+      redo[U(o)] = problem.AddColumn(kind, 0, 1, percent[U(o)]);
   problem.AddRow(memory, -std::numeric_limits<double>::infinity(),
                  static_cast<double>(budget - fixed_bytes));
 
@@ -153,22 +154,45 @@ OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematPa
   // In percent of the total: GLPK's tolerances then sit well below what is reported.
   std::vector<double> percent = detail::OpCosts(graph);
   for (double& c : percent) c *= 100 / total;
-  for (OpId cut : cuts) {
-    const CutBound b =
-        BoundAtCut(graph, model, deps, recomputable, percent, cut, budget,
-                   params.overhead_bound_time_limit_s / static_cast<double>(cuts.size()));
-    if (b.infeasible) {
-      out.infeasible = true;
-      out.cut = cut;
-      out.overhead = 0;
-      return out;
-    }
+  // Every cut's LP relaxation first (fast, and a bound already), then the MILP of the best
+  // cut with the time left: its branch and bound is where the time pays (ResNet-50 at one
+  // third: 14.79% from the LP, 15.02% after half a second of branching).
+  const auto started = std::chrono::steady_clock::now();
+  auto time_left = [&] {
+    const double spent =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return std::max(0.0, params.overhead_bound_time_limit_s - spent);
+  };
+  auto take = [&](const CutBound& b, OpId cut) {
     // GLPK's bound carries its tolerances; shaved so that a tight bound stays below the cost.
     const double overhead = b.percent / 100 * (1 - 1e-6);
     if (out.cut == kNoOp || overhead > out.overhead) {
       out.overhead = overhead;
       out.cut = cut;
     }
+  };
+  for (size_t i = 0; i < cuts.size() && cuts.size() > 1; ++i) {
+    const CutBound b = BoundAtCut(graph, model, deps, recomputable, percent, cuts[i], budget,
+                                  ilp::ColumnKind::kContinuous,
+                                  time_left() / static_cast<double>(cuts.size() - i + 1));
+    if (b.infeasible) {  // the relaxation has no solution, so neither has any schedule
+      out.infeasible = true;
+      out.cut = cuts[i];
+      out.overhead = 0;
+      return out;
+    }
+    take(b, cuts[i]);
+  }
+  if (!cuts.empty()) {
+    const OpId best = out.cut == kNoOp ? cuts.front() : out.cut;
+    const CutBound b = BoundAtCut(graph, model, deps, recomputable, percent, best, budget,
+                                  ilp::ColumnKind::kBinary, time_left());
+    if (b.infeasible) {
+      out.infeasible = true;
+      out.overhead = 0;
+      return out;
+    }
+    take(b, best);
   }
   return out;
 }

@@ -272,17 +272,6 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
   result.compute_overhead =
       result.original_cost > 0 ? result.recompute_cost / result.original_cost : 0.0;
   result.schedule = best_method.schedule;
-  // The cut bound holds for every schedule (the ilp's, where higher, within its model); a
-  // plan that meets it is proven optimal.
-  if (params.overhead_bound_cuts > 0) {
-    const OverheadBound bound = OverheadLowerBound(graph, budget, params);
-    if (bound.infeasible && result.feasible)
-      throw std::logic_error("remat: a plan fits a budget the compute lower bound rules out");
-    if (bound.infeasible) result.status = "infeasible-proven";
-    result.lower_bound = std::max(result.lower_bound, bound.overhead);
-    if (result.feasible && result.compute_overhead <= result.lower_bound * (1 + 2e-6))
-      result.status = "optimal";
-  }
   result.seconds = Since(started);
   result.plan = AssemblePlan(best_eval.rewritten.graph, best_eval.model, best_eval.rewritten.order,
                              best_offsets, result.seconds);
@@ -299,8 +288,8 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
 // budget, or dearer, where the lookahead's own retries fit (the targets they reach differ).
 // So where best ends infeasible or on the lookahead's schedule, the lookahead alone is planned
 // too and kept when it does better: best is never dearer than a lookahead it picked.
-RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
-                 Schedule& greedy_state, Shared shared = {}) {
+RematResult PlanMethods(const Graph& graph, Bytes budget, const RematParams& params,
+                        Schedule& greedy_state, Shared shared) {
   RematResult result = PlanOnce(graph, budget, params, greedy_state, shared);
   if (params.method != "best" || (result.feasible && result.method != "lookahead")) return result;
   RematParams alone = params;
@@ -321,6 +310,25 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
   return other;
 }
 
+// The plan, with the compute lower bound of its budget: it holds for every schedule (the
+// ilp's, where higher, within its model), and a plan that meets it is proven optimal.
+RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
+                 Schedule& greedy_state, Shared shared = {}) {
+  RematResult result = PlanMethods(graph, budget, params, greedy_state, shared);
+  if (params.overhead_bound_cuts <= 0) return result;
+  const auto started = std::chrono::steady_clock::now();
+  const OverheadBound bound = OverheadLowerBound(graph, budget, params);
+  if (bound.infeasible && result.feasible)
+    throw std::logic_error("remat: a plan fits a budget the compute lower bound rules out");
+  if (bound.infeasible) result.status = "infeasible-proven";
+  result.lower_bound = std::max(result.lower_bound, bound.overhead);
+  if (result.feasible && result.compute_overhead <= result.lower_bound * (1 + 2e-6))
+    result.status = "optimal";
+  result.seconds += Since(started);
+  result.plan.summary.seconds = result.seconds;
+  return result;
+}
+
 }  // namespace
 
 RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& params) {
@@ -336,6 +344,7 @@ std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios
     params.blocks_rounds = 0;
     params.blocks_dp_in_best = false;
   }
+  if (!params.overhead_bound_in_sweep) params.overhead_bound_cuts = 0;
   const Bytes reference = NoRematPeak(graph, params);
   std::vector<Bytes> budgets;
   for (double ratio : ratios)
@@ -373,6 +382,7 @@ std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios
     p.compute_overhead = r.compute_overhead;
     p.feasible = r.feasible;
     p.method = r.method;
+    p.lower_bound = r.lower_bound;
     p.seconds = r.seconds + (i == 0 ? shared_seconds : 0.0);
     points.push_back(p);
     if (!p.feasible) break;
