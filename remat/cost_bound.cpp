@@ -90,13 +90,18 @@ CutBound BoundAtCut(const Graph& graph, const MemoryModel& model, const Dependen
   problem.AddRow(memory, -std::numeric_limits<double>::infinity(),
                  static_cast<double>(budget - fixed_bytes));
 
-  // needer is the cut itself (-1: a reader after the cut) or a copy's column: the value of t
-  // must then be live at the cut or made again after it by its storage's root producer and
-  // by t's own writer.
+  // needer is the cut itself (-1: a read after the cut) or a copy's column: the storage of t
+  // must then be live at the cut, or made again after it by copies of writers, those on t's
+  // alias chain back to the root when all lie before the cut (t's value is theirs), else at
+  // least the root's producer (a copy of s is made by nothing else).
   auto require = [&](TensorId t, int needer) {
     const StorageId s = model.storage_of[U(t)];
     if (keep[U(s)] < 0) return;  // fixed, persistent or not made before the cut
-    for (OpId w : {root_producer(s), graph.tensors[U(t)].producer}) {
+    std::vector<OpId> writers = {root_producer(s)};
+    if (before[U(graph.tensors[U(t)].producer)])
+      for (TensorId m = t; m != kNoTensor; m = graph.tensors[U(m)].alias_of)
+        writers.push_back(graph.tensors[U(m)].producer);
+    for (OpId w : writers) {
       std::vector<std::pair<int, double>> row = {{keep[U(s)], 1.0}};
       if (redo[U(w)] >= 0) row.emplace_back(redo[U(w)], 1.0);
       if (needer < 0) {
@@ -109,14 +114,15 @@ CutBound BoundAtCut(const Graph& graph, const MemoryModel& model, const Dependen
   };
   for (size_t t = 0; t < graph.tensors.size(); ++t) {
     const Tensor& tensor = graph.tensors[t];
-    if (tensor.producer == kNoOp || !before[U(tensor.producer)]) continue;
+    if (tensor.producer == kNoOp) continue;
     const auto id = static_cast<TensorId>(t);
-    bool read_after = false;
+    // Read after the cut, or written after it (the write needs a computation of its storage).
+    bool needed_after = after[U(tensor.producer)];
     for (OpId c : tensor.consumers) {
-      if (after[U(c)]) read_after = true;
-      if (before[U(c)] && redo[U(c)] >= 0) require(id, redo[U(c)]);
+      if (after[U(c)]) needed_after = true;
+      if (before[U(tensor.producer)] && before[U(c)] && redo[U(c)] >= 0) require(id, redo[U(c)]);
     }
-    if (read_after) require(id, -1);
+    if (needed_after) require(id, -1);
   }
 
   ilp::SolveParams sp;
