@@ -45,6 +45,7 @@ struct CutBound {
   double percent = 0;  // proven lower bound on the recompute cost, percent of the total
   bool infeasible = false;
   std::string solver;
+  std::vector<OpId> redone;  // the best solution's ops computed after the cut (binary pass)
 };
 
 CutBound BoundAtCut(const Graph& graph, const MemoryModel& model, const Dependencies& deps,
@@ -137,6 +138,9 @@ CutBound BoundAtCut(const Graph& graph, const MemoryModel& model, const Dependen
     out.percent = r.best_bound;
   }
   out.percent = std::max(0.0, out.percent);
+  if (r.has_solution && kind == ilp::ColumnKind::kBinary)
+    for (OpId o = 0; o < graph.num_ops(); ++o)
+      if (redo[U(o)] >= 0 && r.values[U(redo[U(o)])] > 0.5) out.redone.push_back(o);
   return out;
 }
 }  // namespace
@@ -199,6 +203,7 @@ OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematPa
       return out;
     }
     take(b, best);
+    if (out.cut == best) out.redone = b.redone;
   }
   return out;
 }

@@ -147,6 +147,9 @@ struct OverheadBound {
   double overhead = 0;      // fraction of the original total cost; 0 when nothing is proven
   bool infeasible = false;  // proven: no schedule fits the budget at cut
   OpId cut = kNoOp;         // the cut the bound (or the proof) comes from
+  // The best solution the MILP found at cut (a witness, not a schedule): the ops it computes
+  // again after the cut, ascending. Empty when none was found or none is needed.
+  std::vector<OpId> redone;
 };
 OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematParams& params = {});
 
