@@ -164,6 +164,41 @@ TEST_F(RematCli, SweepPrintsTheTradeOffDownToTheSmallestFeasibleBudget) {
   EXPECT_FALSE(doc.back()["feasible"].get<bool>());
 }
 
+TEST_F(RematCli, ReportsTheComputeLowerBoundAndTheSweepPrintsItWhenAsked) {
+  const std::string graph = TrainingGraph(5, 6);
+  auto one = RunRoam({"remat", graph, "--budget-ratio", "0.6", "--alignment", "1", "--json"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  auto r = nlohmann::json::parse(one.out.substr(0, one.out.find('\n')));
+  const double bound = r["lower_bound"].get<double>(),
+               overhead = r["compute_overhead"].get<double>();
+  EXPECT_GT(bound, 0.0);
+  EXPECT_LE(bound, overhead * (1 + 1e-6));
+  if (r["status"] == "optimal") {
+    EXPECT_NEAR(bound, overhead, 1e-5 * overhead);
+  }
+
+  auto plain =
+      RunRoam({"remat", graph, "--sweep", "--sweep-step", "0.2", "--alignment", "1", "--json"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  for (const auto& p : nlohmann::json::parse(plain.out)) EXPECT_FALSE(p.contains("lower_bound"));
+
+  auto bounded = RunRoam({"remat", graph, "--sweep", "--sweep-step", "0.2", "--alignment", "1",
+                          "--set", "remat.overhead_bound_in_sweep=true", "--json"});
+  ASSERT_EQ(bounded.exit_code, 0) << bounded.err;
+  int positive = 0;
+  for (const auto& p : nlohmann::json::parse(bounded.out)) {
+    ASSERT_TRUE(p.contains("lower_bound"));
+    if (!p["feasible"].get<bool>()) continue;
+    EXPECT_LE(p["lower_bound"].get<double>(), p["compute_overhead"].get<double>() * (1 + 1e-6));
+    if (p["lower_bound"].get<double>() > 0) ++positive;
+  }
+  EXPECT_GT(positive, 0);
+  auto table = RunRoam({"remat", graph, "--sweep", "--sweep-step", "0.2", "--alignment", "1",
+                        "--set", "remat.overhead_bound_in_sweep=true"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("bound"), std::string::npos) << table.out;
+}
+
 TEST_F(RematCli, SweepSvgIsWellFormedWithOnePointPerBudget) {
   const std::string graph = TrainingGraph(5, 6);
   auto r = RunRoam({"remat", graph, "--sweep", "--sweep-step", "0.1", "--alignment", "1", "--json",
