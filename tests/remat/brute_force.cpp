@@ -11,6 +11,17 @@ namespace {
 size_t U(int i) { return static_cast<size_t>(i); }
 }  // namespace
 
+TrainingGraphOptions TinyTrainingGraphOptions() {
+  TrainingGraphOptions o;
+  o.layers = 2;
+  o.max_paths = 1;
+  o.branch_prob = 0;
+  o.adam = false;
+  o.bias_prob = 0;
+  o.long_skip_prob = 0;
+  return o;
+}
+
 Bytes SchedulePeak(const Graph& graph, std::span<const OpId> schedule, Bytes alignment) {
   remat::Rewritten r = remat::Rewrite(graph, schedule);
   MemoryModel m = BuildMemoryModel(r.graph, alignment);

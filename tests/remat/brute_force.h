@@ -6,10 +6,15 @@
 
 #include "remat/internal.h"
 #include "remat/remat.h"
+#include "tests/support/training_graph.h"
 
 namespace roam::testing {
 
 using remat::Schedule;
+
+// Training-like graphs small enough for brute force: two single-path layers, SGD, no biases
+// or long skips (TrainingLikeGraph, in-place activations and residual adds left random).
+TrainingGraphOptions TinyTrainingGraphOptions();
 
 // The theoretical peak of a schedule's rewritten graph.
 Bytes SchedulePeak(const Graph& graph, std::span<const OpId> schedule, Bytes alignment = 1);

@@ -30,13 +30,7 @@ std::vector<Graph> TinyGraphs() {
     graphs.push_back(testing::MlpChain(trial < 4 ? 3 : 4, costs));
   }
   for (int i = 0; i < 6; ++i) {
-    testing::TrainingGraphOptions o;
-    o.layers = 2;
-    o.max_paths = 1;
-    o.branch_prob = 0;
-    o.adam = false;
-    o.bias_prob = 0;
-    o.long_skip_prob = 0;
+    const testing::TrainingGraphOptions o = testing::TinyTrainingGraphOptions();
     Graph g = testing::TrainingLikeGraph(rng, o);
     if (g.num_ops() <= 10) graphs.push_back(std::move(g));
   }

@@ -240,13 +240,7 @@ TEST(Methods, NeverBeatBruteForceAndNeverExceedTheBudget) {
                                testing::MlpChain(3, {3, 1, 2, 1})};
   std::mt19937_64 rng(7);
   for (int i = 0; i < 3; ++i) {
-    testing::TrainingGraphOptions o;
-    o.layers = 2;
-    o.max_paths = 1;
-    o.branch_prob = 0;
-    o.adam = false;
-    o.bias_prob = 0;
-    o.long_skip_prob = 0;
+    const testing::TrainingGraphOptions o = testing::TinyTrainingGraphOptions();
     graphs.push_back(testing::TrainingLikeGraph(rng, o));
   }
   for (const Graph& g : graphs) {
