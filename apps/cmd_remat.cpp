@@ -67,9 +67,10 @@ std::vector<Recomputed> ListRecomputed(const Graph& graph, const remat::RematRes
 }
 
 // The trade-off curve: one category per budget, the added compute where the budget was met
-// and the peak reached at every budget (the smallest found where it was not).
+// and the peak reached at every budget (the smallest found where it was not); with bounded,
+// also the compute lower bound where the budget was met.
 std::string SweepSvg(const Graph& graph, const std::vector<remat::SweepPoint>& points,
-                     Bytes no_remat_peak) {
+                     Bytes no_remat_peak, bool bounded) {
   report::LineChart chart;
   chart.title = "Memory/compute trade-off of " + (graph.name.empty() ? "the graph" : graph.name) +
                 " (no-remat peak " + report::HumanBytes(static_cast<double>(no_remat_peak)) + ")";
@@ -77,15 +78,18 @@ std::string SweepSvg(const Graph& graph, const std::vector<remat::SweepPoint>& p
   chart.y_label = "%";
   report::ChartSeries overhead{"added compute (%)", {}};
   report::ChartSeries peak{"peak reached (% of no-remat)", {}};
+  report::ChartSeries bound{"compute lower bound (%)", {}};
   for (const auto& p : points) {
     char label[32];
     std::snprintf(label, sizeof label, "%.0f%%", 100 * p.ratio);
     chart.categories.emplace_back(label);
     overhead.values.push_back(p.feasible ? 100 * p.compute_overhead : std::nan(""));
+    bound.values.push_back(p.feasible ? 100 * p.lower_bound : std::nan(""));
     peak.values.push_back(100.0 * static_cast<double>(p.peak) /
                           static_cast<double>(std::max<Bytes>(no_remat_peak, 1)));
   }
   chart.series = {overhead, peak};
+  if (bounded) chart.series.push_back(bound);
   return report::LineChartSvg(chart);
 }
 
@@ -93,9 +97,10 @@ int RunSweep(const RematOptions& options, const Graph& graph, const remat::Remat
   std::vector<double> ratios;
   for (double r = 1.0; r > 1e-9; r -= options.sweep_step) ratios.push_back(r);
   auto points = remat::Sweep(graph, ratios, params);
-  if (!options.svg.empty())
-    WriteFileAtomically(options.svg, SweepSvg(graph, points, remat::NoRematPeak(graph, params)));
   const bool bounded = params.overhead_bound_in_sweep && params.overhead_bound_cuts > 0;
+  if (!options.svg.empty())
+    WriteFileAtomically(options.svg,
+                        SweepSvg(graph, points, remat::NoRematPeak(graph, params), bounded));
   if (options.output.json) {
     nlohmann::ordered_json doc = nlohmann::ordered_json::array();
     for (const auto& p : points) {

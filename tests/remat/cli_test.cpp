@@ -194,9 +194,12 @@ TEST_F(RematCli, ReportsTheComputeLowerBoundAndTheSweepPrintsItWhenAsked) {
   }
   EXPECT_GT(positive, 0);
   auto table = RunRoam({"remat", graph, "--sweep", "--sweep-step", "0.2", "--alignment", "1",
-                        "--set", "remat.overhead_bound_in_sweep=true"});
+                        "--set", "remat.overhead_bound_in_sweep=true", "--svg", Path("b.svg")});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("bound"), std::string::npos) << table.out;
+  const std::string svg = ReadFile(Path("b.svg"));
+  EXPECT_EQ(testing::XmlProblem(svg), "");
+  EXPECT_NE(svg.find("compute lower bound"), std::string::npos);
 }
 
 TEST_F(RematCli, SweepSvgIsWellFormedWithOnePointPerBudget) {
