@@ -103,8 +103,9 @@ CutBound BoundAtCut(const Graph& graph, const MemoryModel& model, const Dependen
       for (TensorId m = t; m != kNoTensor; m = graph.tensors[U(m)].alias_of)
         writers.push_back(graph.tensors[U(m)].producer);
     for (OpId w : writers) {
+      if (w == kNoOp) continue;  // not a writer: nothing to recompute
       std::vector<std::pair<int, double>> row = {{keep[U(s)], 1.0}};
-      if (w != kNoOp && redo[U(w)] >= 0) row.emplace_back(redo[U(w)], 1.0);
+      if (redo[U(w)] >= 0) row.emplace_back(redo[U(w)], 1.0);
       if (needer < 0) {
         problem.AddRow(row, 1.0, std::numeric_limits<double>::infinity());
       } else {
