@@ -137,6 +137,7 @@ const std::vector<std::string> kRematKeys = {"method",
                                              "overhead_bound_cuts",
                                              "overhead_bound_time_limit_s",
                                              "overhead_bound_in_sweep",
+                                             "witness_in_best",
                                              "ilp_max_ops",
                                              "ilp_max_computations",
                                              "ilp_window_stages",
@@ -477,6 +478,8 @@ void ReadRemat(const Reader& r, const YAML::Node& node, remat::RematParams& p) {
       p.overhead_bound_time_limit_s = r.NonNegative(v, path);
     } else if (key == "overhead_bound_in_sweep") {
       p.overhead_bound_in_sweep = r.Bool(v, path);
+    } else if (key == "witness_in_best") {
+      p.witness_in_best = r.Bool(v, path);
     } else if (key == "checkpoint_cuts") {
       p.checkpoint_cuts = one_of(remat::kCheckpointCuts, "a cut rule");
     } else if (key == "ilp_max_ops") {

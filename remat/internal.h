@@ -127,4 +127,12 @@ MethodResult SplitBudgetByBlocks(const Graph& graph, const Schedule& start,
                                  const MethodResult& incumbent, Bytes budget,
                                  const RematParams& params, double time_limit_s);
 
+// The schedule seeded by the compute bound's witness (witness.cpp): the base order start with
+// one copy of each op of bound.redone right before the first step after bound.cut that reads
+// it (directly or through another such copy), then the greedy's descent from there and its
+// polish. Returns incumbent unless that schedule fits the budget and is cheaper than incumbent
+// (or incumbent does not fit); method "witness".
+MethodResult FollowWitness(const Graph& graph, const Schedule& start, const MethodResult& incumbent,
+                           Bytes budget, const RematParams& params, const OverheadBound& bound);
+
 }  // namespace roam::remat::detail

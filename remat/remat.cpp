@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "baseline/layouts.h"
@@ -43,6 +44,9 @@ bool Better(const MethodResult& a, const MethodResult& b, Bytes budget) {
 struct Shared {
   const MethodResult* greedy = nullptr;
   const std::vector<MethodResult>* checkpoint = nullptr;
+  // The compute bound at bound_budget, computed once for the witness phase and the report.
+  const OverheadBound* bound = nullptr;
+  Bytes bound_budget = -1;
 };
 
 // greedy_state: where the greedy starts (empty: from start) and, on return, the schedule it
@@ -87,12 +91,22 @@ MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
                                        std::max(0.0, time_left));
   };
   if (m == "blocks-dp") return split(greedy());
+  auto witness = [&](const MethodResult& incumbent) {
+    if (shared.bound != nullptr && shared.bound_budget == budget)
+      return detail::FollowWitness(graph, start, incumbent, budget, params, *shared.bound);
+    RematParams p = params;
+    p.overhead_bound_cuts = std::max(1, p.overhead_bound_cuts);
+    return detail::FollowWitness(graph, start, incumbent, budget, params,
+                                 OverheadLowerBound(graph, budget, p));
+  };
+  if (m == "witness") return witness(greedy());
   // "best"
   MethodResult best = greedy();
   for (MethodResult other : {checkpoint(), lookahead()})
     if (Better(other, best, budget)) best = std::move(other);
   if (best.peak <= budget && params.blocks_rounds > 0) best = blocks(best);
   if (best.peak <= budget && params.blocks_dp_in_best) best = split(best);
+  if (params.witness_in_best && params.overhead_bound_cuts > 0) best = witness(best);
   return exact(std::move(best));
 }
 
@@ -314,10 +328,23 @@ RematResult PlanMethods(const Graph& graph, Bytes budget, const RematParams& par
 // ilp's, where higher, within its model), and a plan that meets it is proven optimal.
 RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
                  Schedule& greedy_state, Shared shared = {}) {
+  // The witness phase needs the bound first; it is then computed once for both.
+  const bool witness =
+      (params.method == "best" && params.witness_in_best) || params.method == "witness";
+  std::optional<OverheadBound> early;
+  double early_seconds = 0;
+  if (witness && params.overhead_bound_cuts > 0) {
+    const auto started = std::chrono::steady_clock::now();
+    early = OverheadLowerBound(graph, budget, params);
+    early_seconds = Since(started);
+    shared.bound = &*early;
+    shared.bound_budget = budget;
+  }
   RematResult result = PlanMethods(graph, budget, params, greedy_state, shared);
   if (params.overhead_bound_cuts <= 0) return result;
   const auto started = std::chrono::steady_clock::now();
-  const OverheadBound bound = OverheadLowerBound(graph, budget, params);
+  const OverheadBound bound = early ? *early : OverheadLowerBound(graph, budget, params);
+  result.seconds += early_seconds;
   if (bound.infeasible && result.feasible)
     throw std::logic_error("remat: a plan fits a budget the compute lower bound rules out");
   if (bound.infeasible) result.status = "infeasible-proven";
@@ -344,7 +371,10 @@ std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios
     params.blocks_rounds = 0;
     params.blocks_dp_in_best = false;
   }
-  if (!params.overhead_bound_in_sweep) params.overhead_bound_cuts = 0;
+  if (!params.overhead_bound_in_sweep) {
+    params.overhead_bound_cuts = 0;
+    params.witness_in_best = false;
+  }
   const Bytes reference = NoRematPeak(graph, params);
   std::vector<Bytes> budgets;
   for (double ratio : ratios)

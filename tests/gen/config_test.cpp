@@ -121,6 +121,7 @@ remat:
   overhead_bound_cuts: 2
   overhead_bound_time_limit_s: 0.5
   overhead_bound_in_sweep: true
+  witness_in_best: false
   ilp_max_ops: 16
   ilp_max_computations: 3
   ilp_window_stages: 17
@@ -174,6 +175,7 @@ remat:
   EXPECT_EQ(r.overhead_bound_cuts, 2);
   EXPECT_DOUBLE_EQ(r.overhead_bound_time_limit_s, 0.5);
   EXPECT_TRUE(r.overhead_bound_in_sweep);
+  EXPECT_FALSE(r.witness_in_best);
   EXPECT_EQ(r.ilp_max_ops, 16);
   EXPECT_EQ(r.ilp_max_computations, 3);
   EXPECT_EQ(r.ilp_window_stages, 17);

@@ -1,0 +1,118 @@
+// The schedule seeded by the compute bound's witness (remat/witness.cpp): on tiny graphs at
+// every budget, what it returns is a valid, faithful schedule within the budget, never cheaper
+// than the brute-force optimum and reaching it on some; an incumbent it cannot beat comes back
+// unchanged; `roam remat --method witness` plans.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "remat/internal.h"
+#include "remat/remat.h"
+#include "tests/remat/brute_force.h"
+#include "tests/support/training_graph.h"
+
+namespace roam::remat {
+namespace {
+
+using testing::BruteForceCost;
+using testing::Described;
+using testing::SchedulePeak;
+
+std::vector<Graph> TinyGraphs() {
+  std::vector<Graph> graphs;
+  std::mt19937_64 rng(23);
+  for (int trial = 0; trial < 8; ++trial) {
+    std::vector<double> costs(9);
+    for (double& c : costs) c = static_cast<double>(1 + rng() % 9);
+    graphs.push_back(testing::MlpChain(trial < 4 ? 3 : 4, costs));
+  }
+  for (int i = 0; i < 6; ++i) {
+    testing::TrainingGraphOptions o;
+    o.layers = 2;
+    o.max_paths = 1;
+    o.branch_prob = 0;
+    o.adam = false;
+    o.bias_prob = 0;
+    o.long_skip_prob = 0;
+    Graph g = testing::TrainingLikeGraph(rng, o);
+    if (g.num_ops() <= 10) graphs.push_back(std::move(g));
+  }
+  return graphs;
+}
+
+TEST(Witness, FitsTheBudgetValidAndNeverCheaperThanBruteForce) {
+  int followed = 0, optimal = 0;
+  for (const Graph& g : TinyGraphs()) {
+    RematParams params;
+    params.alignment = 1;
+    const Schedule base = detail::BaseSchedule(g, params);
+    const Bytes no_remat = NoRematPeak(g, params);
+    for (Bytes budget = no_remat - 1; budget > 0; budget -= std::max<Bytes>(1, no_remat / 12)) {
+      SCOPED_TRACE(g.name + " budget " + std::to_string(budget));
+      const OverheadBound bound = OverheadLowerBound(g, budget, params);
+      if (bound.infeasible) continue;
+      // The base order is over the budget: whatever fits is taken.
+      const detail::MethodResult over = Described(g, base, params);
+      ASSERT_GT(over.peak, budget);
+      const detail::MethodResult out = detail::FollowWitness(g, base, over, budget, params, bound);
+      if (out.method != "witness") {
+        EXPECT_EQ(out.schedule, base);
+        continue;
+      }
+      ++followed;
+      EXPECT_EQ(CheckSchedule(g, out.schedule, params.rule), "");
+      EXPECT_EQ(CheckFaithful(Rewrite(g, out.schedule).graph, &g), "");
+      EXPECT_EQ(SchedulePeak(g, out.schedule), out.peak);
+      EXPECT_LE(out.peak, budget);
+      EXPECT_DOUBLE_EQ(out.recompute_cost, detail::RecomputeCost(g, out.schedule));
+      EXPECT_GE(out.recompute_cost, bound.overhead * TotalCost(g) * (1 - 1e-6));
+      // Brute force covers schedules of up to 3 copies.
+      const double optimum = BruteForceCost(g, budget, 3);
+      if (out.schedule.size() <= base.size() + 3) {
+        EXPECT_GE(out.recompute_cost, optimum - 1e-9);
+      }
+      if (std::abs(out.recompute_cost - optimum) <= 1e-9) ++optimal;
+      // An incumbent it cannot beat comes back as it was.
+      const detail::MethodResult again = detail::FollowWitness(g, base, out, budget, params, bound);
+      EXPECT_EQ(again.schedule, out.schedule);
+    }
+  }
+  EXPECT_GT(followed, 0);
+  EXPECT_GT(optimal, 0);
+}
+
+TEST(Witness, WithoutAWitnessKeepsTheIncumbent) {
+  const Graph g = testing::MlpChain(4, {3, 1, 4, 1, 5, 9, 2, 6, 5});
+  RematParams params;
+  params.alignment = 1;
+  const Schedule base = detail::BaseSchedule(g, params);
+  const detail::MethodResult in = Described(g, base, params);
+  const detail::MethodResult out = detail::FollowWitness(g, base, in, 1, params, OverheadBound{});
+  EXPECT_EQ(out.schedule, in.schedule);
+  EXPECT_EQ(out.method, in.method);
+}
+
+TEST(Witness, IsAMethodOfItsOwnAndPlansWithinTheBudget) {
+  int planned = 0;
+  for (const Graph& g : TinyGraphs()) {
+    RematParams params;
+    params.alignment = 1;
+    params.method = "witness";
+    const Bytes no_remat = NoRematPeak(g, params);
+    for (Bytes budget = no_remat; budget > 0; budget -= std::max<Bytes>(1, no_remat / 6)) {
+      SCOPED_TRACE(g.name + " budget " + std::to_string(budget));
+      const RematResult r = PlanRemat(g, budget, params);  // validates the plan, or throws
+      if (!r.feasible) continue;
+      ++planned;
+      EXPECT_LE(r.plan.summary.actual_peak, budget);
+      EXPECT_LE(r.lower_bound, r.compute_overhead * (1 + 1e-6));
+    }
+  }
+  EXPECT_GT(planned, 0);
+}
+
+}  // namespace
+}  // namespace roam::remat
