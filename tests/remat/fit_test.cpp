@@ -18,7 +18,8 @@ namespace roam::remat {
 namespace {
 
 // No time limits: the layout search stops on its node count alone, the lookahead's refinement
-// on its attempt count, so the results do not depend on the machine's speed or load.
+// on its attempt count, and no compute bound (its MILP, whose witness `best` follows, stops on
+// time), so the results do not depend on the machine's speed or load.
 RematParams Deterministic(const std::string& method) {
   RematParams params;
   params.method = method;
@@ -27,6 +28,7 @@ RematParams Deterministic(const std::string& method) {
   params.layout_search_time_limit_s = 1e6;
   params.layout_search_max_nodes = 100'000;
   params.ilp_max_ops = 0;  // the exact method is measured in perf/, not here
+  params.overhead_bound_cuts = 0;
   return params;
 }
 
