@@ -1,6 +1,7 @@
 // YAML reading for configs: every message names the source, the key path and, for a key
 // that came from the command line, the --set that introduced it (docs/configs.md). Used by
-// gen/config.cpp's section readers; not part of the stage's interface (gen/config.h is).
+// the section readers of gen/config.cpp and gen/planning_config.cpp; not part of the stage's
+// interface (gen/config.h is).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
