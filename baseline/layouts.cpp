@@ -24,7 +24,6 @@ std::vector<size_t> Indices(size_t n) {
   return order;
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp, default settings).
 

@@ -53,9 +53,9 @@ Subgraph OrderWindow(const Graph& graph, const MemoryModel& model, std::span<con
     // An output is never freed: even when it lives to the last step of the whole order, a
     // window ending there holds it as created-inside-freed-outside.
     const bool before = l.start < begin, after = l.end >= end || (s.output && l.end == last);
-    const Crossing c = before ? (after ? Crossing::kLiveThroughout
-                                       : Crossing::kCreatedOutsideFreedInside)
-                              : (after ? Crossing::kCreatedInsideFreedOutside : Crossing::kInner);
+    const Crossing c =
+        before ? (after ? Crossing::kLiveThroughout : Crossing::kCreatedOutsideFreedInside)
+               : (after ? Crossing::kCreatedInsideFreedOutside : Crossing::kInner);
     sub.storages.push_back({sid, s.size, c});
   }
   return sub;
@@ -84,9 +84,8 @@ Bytes SubgraphPeak(const Graph& graph, const MemoryModel& model, const Subgraph&
     for (StorageId sid : model.Touches(op)) {
       auto it = index.find(sid);
       if (it == index.end())
-        throw std::invalid_argument("SubgraphPeak: op " + std::to_string(op) +
-                                    " touches storage " + std::to_string(sid) +
-                                    ", which the subgraph does not list");
+        throw std::invalid_argument("SubgraphPeak: op " + std::to_string(op) + " touches storage " +
+                                    std::to_string(sid) + ", which the subgraph does not list");
       const size_t i = U(it->second);
       if (graph.tensors[U(model.storages[U(sid)].root)].producer == op) start[i] = step;
       end[i] = std::max(end[i], step);

@@ -1,7 +1,5 @@
 #include "gen/builder.h"
 
-#include "gen/cost.h"
-
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -10,6 +8,7 @@
 #include <tuple>
 
 #include "core/bytes.h"
+#include "gen/cost.h"
 
 namespace roam::gen {
 namespace {
@@ -193,7 +192,8 @@ void Tape::SetCost(OpId op, const std::vector<V>& inputs, const std::vector<V>& 
     return result;
   };
   graph_.op_costs.resize(graph_.ops.size());
-  graph_.op_costs[U(op)] = EstimateCost(graph_.ops[U(op)].name, operands(inputs), operands(outputs));
+  graph_.op_costs[U(op)] =
+      EstimateCost(graph_.ops[U(op)].name, operands(inputs), operands(outputs));
 }
 
 void Tape::Read(OpId op, V v) {

@@ -56,8 +56,8 @@ std::vector<int> RoamPinnedOrder(std::span<const Interval> intervals, std::span<
 std::vector<Bytes> GreedyLayout(std::span<const Interval> intervals, Bytes alignment,
                                 std::span<const int> pinned_bottom = {});
 
-// Without a warm start, the lower of GreedyLayout and best-fit (core/placement.h; GreedyLayout alone
-// with pinned buffers) is used. Throws std::invalid_argument when a size is not a multiple of
+// Without a warm start, the lower of GreedyLayout and best-fit (core/placement.h; GreedyLayout
+// alone with pinned buffers) is used. Throws std::invalid_argument when a size is not a multiple of
 // alignment or a warm start is invalid (wrong size, overlapping, or not honouring
 // pinned_bottom).
 LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignment,

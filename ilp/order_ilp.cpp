@@ -1,9 +1,9 @@
 #include "ilp/order_ilp.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
-#include <bit>
 #include <limits>
 #include <numeric>
 #include <queue>

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -137,8 +137,8 @@ class Searcher {
   std::uint64_t* Column(int s) {
     return column_.data() + static_cast<size_t>(s) * static_cast<size_t>(words_);
   }
-  void SetColumnBit(int s, int level);                   // trailed
-  void OrIntoColumn(int s, const std::uint64_t* bits);  // trailed
+  void SetColumnBit(int s, int level);                           // trailed
+  void OrIntoColumn(int s, const std::uint64_t* bits);           // trailed
   void OrColumn(std::vector<std::uint64_t>& into, int s) const;  // into |= column s
   void OrReason(std::vector<std::uint64_t>& into, int b) const;  // why b starts at its base
   bool Has(const std::vector<std::uint64_t>& bits, int level) const {
@@ -146,7 +146,7 @@ class Searcher {
     return (bits[static_cast<size_t>(k / 64)] >> (k % 64)) & 1;
   }
   void Clear(std::vector<std::uint64_t>& bits, int level) const {  // the level's own decision
-    if (level >= 64 * words_ - 1) return;  // shared with deeper levels
+    if (level >= 64 * words_ - 1) return;                          // shared with deeper levels
     bits[static_cast<size_t>(level / 64)] &= ~(std::uint64_t{1} << (level % 64));
   }
   void AllBelow(std::vector<std::uint64_t>& bits, int level) const;  // bits |= levels < level
@@ -192,7 +192,7 @@ class Searcher {
   std::vector<std::uint64_t> column_;
   std::vector<int> reason_;
   std::vector<std::pair<size_t, std::uint64_t>> column_trail_;  // (word, previous value)
-  std::vector<std::pair<int, int>> reason_trail_;                // (buffer, previous reason)
+  std::vector<std::pair<int, int>> reason_trail_;               // (buffer, previous reason)
   std::vector<std::uint64_t> conflict_;  // the decisions that explain the last failure
   std::vector<std::uint64_t> explain_;   // scratch for a raise's explanation
   // SearchParams::conflict_ordering: per buffer, how often its placement was part of a

@@ -1,16 +1,16 @@
 #include "optimizer/optimizer.h"
 
-#include <algorithm>
-#include <chrono>
-#include <limits>
-#include <stdexcept>
-#include <mutex>
-#include <thread>
-
-#include <tbb/task_arena.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
 
 #include "baseline/layouts.h"
 #include "baseline/orders.h"
@@ -78,11 +78,10 @@ class Run {
 
     // Never worse than the best baseline plan.
     if (heuristic_plan_.summary.total_peak < plan.summary.total_peak) {
-      result_.notes.push_back("the " + std::string(ToString(params_.mode)) +
-                              " pipeline's plan (" + std::to_string(plan.summary.total_peak) +
-                              " B total) lost to the best baseline plan (" +
-                              std::to_string(heuristic_plan_.summary.total_peak) +
-                              " B), which is returned instead");
+      result_.notes.push_back(
+          "the " + std::string(ToString(params_.mode)) + " pipeline's plan (" +
+          std::to_string(plan.summary.total_peak) + " B total) lost to the best baseline plan (" +
+          std::to_string(heuristic_plan_.summary.total_peak) + " B), which is returned instead");
       plan = heuristic_plan_;
       result_.baseline_won = true;
       result_.order_outcome = PartOutcome::kHeuristic;
@@ -214,11 +213,10 @@ class Run {
     if (!params_.final_layout.enabled || Stopped() ||
         plan.summary.actual_peak == plan.summary.theoretical_peak)
       return;
-    const double limit = std::min(params_.final_layout.time_limit,
-                                  Remaining() - params_.solver_overshoot);
+    const double limit =
+        std::min(params_.final_layout.time_limit, Remaining() - params_.solver_overshoot);
     if (limit <= 0.05) return;
-    const auto intervals =
-        PlannedIntervals(model_, ComputeLifetimes(graph_, model_, plan.order));
+    const auto intervals = PlannedIntervals(model_, ComputeLifetimes(graph_, model_, plan.order));
     std::vector<Bytes> offsets;
     for (const Buffer& b : plan.buffers) offsets.push_back(b.offset);
     Report("whole-graph layout", 0, 0);
@@ -230,7 +228,7 @@ class Run {
     if (r.height >= LayoutHeight(intervals, offsets)) return;
     pipeline_layout_ += " + whole-graph search";
     result_.layout_outcome = r.status == layout::LayoutStatus::kOptimal ? PartOutcome::kOptimal
-                                                                         : PartOutcome::kTimeLimited;
+                                                                        : PartOutcome::kTimeLimited;
     plan = PlanOf(std::move(plan.order), r.offsets);
   }
 
@@ -255,7 +253,8 @@ class Run {
   }
 
   // The leaf's ops in the order `positions` gives them (a restriction of a full order).
-  static std::vector<OpId> Restrict(const std::vector<OpId>& ops, const std::vector<int>& position) {
+  static std::vector<OpId> Restrict(const std::vector<OpId>& ops,
+                                    const std::vector<int>& position) {
     std::vector<OpId> r = ops;
     std::sort(r.begin(), r.end(), [&](OpId a, OpId b) { return position[U(a)] < position[U(b)]; });
     return r;
@@ -414,8 +413,9 @@ class Run {
     result_.order_outcome =
         any_peak_time_limited ? PartOutcome::kTimeLimited : PartOutcome::kHeuristic;
     if (result_.peak_leaves_optimal)
-      result_.notes.push_back("the leaves holding the peak are proved optimal within the "
-                              "partition; the gap to the certified bound remains");
+      result_.notes.push_back(
+          "the leaves holding the peak are proved optimal within the "
+          "partition; the gap to the certified bound remains");
     pipeline_order_ = "leaf order ILPs from " + best_order_name_;
 
     std::vector<Bytes> offsets = Layout(tree, order);
@@ -514,8 +514,7 @@ class Run {
     if (merge_stats_.conflicts > 0)
       result_.notes.push_back("merge: " + std::to_string(merge_stats_.conflicts) +
                               " address conflicts between leaves, " +
-                              std::to_string(merge_stats_.reassigned) +
-                              " temporaries reassigned");
+                              std::to_string(merge_stats_.reassigned) + " temporaries reassigned");
     return best;
   }
 

@@ -27,21 +27,21 @@ namespace roam {
 using opt::PartOutcome;
 
 struct PlanFigures {
-  std::string name;  // "pytorch", "heuristic", "roam", "model"
+  std::string name;           // "pytorch", "heuristic", "roam", "model"
   std::string order, layout;  // how it was made, e.g. "program" + "pytorch"
   PlanSummary summary;
 };
 
 struct LeafCounts {
   int total = 0;
-  int sent_to_solver = 0;   // order ILP ran
-  int proved_optimal = 0;   // the solver proved the leaf's order optimal
-  int time_limited = 0;     // the solver ran out of time
-  int skipped_by_bound = 0; // could not lower the whole graph's peak (bound shortcut)
-  int single_op = 0;        // one op: nothing to order
-  int not_started = 0;      // the run's time limit or an interrupt came first
-  int solver_errors = 0;    // the solver failed (a GLPK error); the leaf keeps its warm start
-  int layouts_solved = 0;   // leaf layouts handed to the layout ILP
+  int sent_to_solver = 0;    // order ILP ran
+  int proved_optimal = 0;    // the solver proved the leaf's order optimal
+  int time_limited = 0;      // the solver ran out of time
+  int skipped_by_bound = 0;  // could not lower the whole graph's peak (bound shortcut)
+  int single_op = 0;         // one op: nothing to order
+  int not_started = 0;       // the run's time limit or an interrupt came first
+  int solver_errors = 0;     // the solver failed (a GLPK error); the leaf keeps its warm start
+  int layouts_solved = 0;    // leaf layouts handed to the layout ILP
 };
 
 struct OptimizeResult {

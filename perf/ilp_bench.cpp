@@ -58,8 +58,7 @@ void BM_OrderIlp(benchmark::State& state) {
   const int n = s.graph.num_ops();
   const int where = static_cast<int>(state.range(1));
   const int begin = where == 0 ? 1 : where == 1 ? s.backward_start : n - size;
-  ilp::Subgraph sub =
-      OrderWindow(s.graph, s.model, s.graph.program_order, begin, begin + size);
+  ilp::Subgraph sub = OrderWindow(s.graph, s.model, s.graph.program_order, begin, begin + size);
   ilp::OrderIlpParams params;
   params.solve.time_limit_s = Limit();
   params.contract = params.symmetry_breaking = state.range(2) != 0;

@@ -93,8 +93,8 @@ void OrderRow(const Loaded& l, const char* where, int begin, int size) {
   std::vector<OpId> warm;
   for (OpId op : l.heuristic)
     if (in[size_t(op)]) warm.push_back(op);
-  const Bytes program_peak = SubgraphPeak(
-      l.graph, l.model, sub, std::span(program).subspan(size_t(begin), size_t(size)));
+  const Bytes program_peak =
+      SubgraphPeak(l.graph, l.model, sub, std::span(program).subspan(size_t(begin), size_t(size)));
   ilp::OrderIlpParams params;
   params.solve.time_limit_s = Limit();
   if (std::getenv("ROAM_ILP_BENCH_LOG") != nullptr) {

@@ -39,8 +39,7 @@ Run Once(const std::string& path, const std::vector<std::string>& overrides,
   const Graph graph = gen::GenerateGraph(config);
   Run run;
   run.result = Optimize(graph, override_params ? *override_params : config.planner);
-  run.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return run;
 }
 
@@ -66,7 +65,9 @@ int Main(int argc, char** argv) {
     std::sort(configs.begin(), configs.end());
   }
   if (scaling) {
-    std::printf("| config | leaves solved | 1 thread s | 2 threads s | speed-up |\n|---|---:|---:|---:|---:|\n");
+    std::printf(
+        "| config | leaves solved | 1 thread s | 2 threads s | speed-up "
+        "|\n|---|---:|---:|---:|---:|\n");
     for (const std::string& path : configs) {
       OptimizerParams params = gen::LoadConfig(path, overrides).planner;
       params.bound_shortcut = false;
@@ -80,9 +81,8 @@ int Main(int argc, char** argv) {
         two.push_back(run.seconds);
         solved = run.result.leaves.sent_to_solver;
       }
-      std::printf("| %s | %d | %.2f | %.2f | %.2fx |\n",
-                  std::filesystem::path(path).stem().c_str(), solved, Median(one), Median(two),
-                  Median(one) / Median(two));
+      std::printf("| %s | %d | %.2f | %.2f | %.2fx |\n", std::filesystem::path(path).stem().c_str(),
+                  solved, Median(one), Median(two), Median(one) / Median(two));
     }
     return 0;
   }
@@ -112,8 +112,7 @@ int Main(int argc, char** argv) {
         MiB(h.theoretical_peak), MiB(s.theoretical_peak), MiB(o.lower_bound), 100.0 * o.gap,
         100.0 * s.fragmentation, 100.0 * h.fragmentation, reduction(py), reduction(h),
         std::string(ToString(o.order_outcome)).c_str(),
-        std::string(ToString(o.layout_outcome)).c_str(), o.leaves.sent_to_solver,
-        o.leaves.total);
+        std::string(ToString(o.layout_outcome)).c_str(), o.leaves.sent_to_solver, o.leaves.total);
     std::fflush(stdout);
   }
   return 0;

@@ -11,6 +11,8 @@ packages=(
   python3
   # scripts/fuzz.sh: the libFuzzer targets in fuzz/ are built with clang.
   clang libfuzzer-14-dev
+  # .ci/run checks the style of every C++ file.
+  clang-format
   # tools/torch_export and its CTest suite (run with /usr/bin/python3); about 180 packages,
   # roughly two minutes to install.
   python3-torch python3-torchvision python3-yaml

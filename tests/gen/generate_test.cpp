@@ -2,8 +2,6 @@
 // the memory semantics the planner relies on.
 #include "gen/generate.h"
 
-#include "gen/cost.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 
 #include "core/memory_model.h"
 #include "core/plan.h"
+#include "gen/cost.h"
 
 namespace roam::gen {
 namespace {

@@ -100,7 +100,8 @@ void CheckPartitionInvariants(const Graph& graph, const MemoryModel& model,
 
   // ROAM eq 1: the whole order's peak is the largest leaf peak with boundary memory.
   Bytes max_leaf = 0;
-  for (const Leaf& leaf : tree.leaves) max_leaf = std::max(max_leaf, SubgraphPeak(graph, model, leaf, leaf.ops));
+  for (const Leaf& leaf : tree.leaves)
+    max_leaf = std::max(max_leaf, SubgraphPeak(graph, model, leaf, leaf.ops));
   EXPECT_EQ(TheoreticalPeak(graph, model, tree.order), max_leaf);
 
   // The tree: root -> independent -> dependent, leaves where the nodes say.
