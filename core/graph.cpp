@@ -102,6 +102,22 @@ Dependencies BuildDependencies(const Graph& graph) {
   return deps;
 }
 
+std::vector<char> ReachableOps(const Dependencies& deps, OpId start, bool forward) {
+  std::vector<char> seen(deps.pred_begin.size() - 1, 0);
+  std::vector<OpId> stack = {start};
+  seen[U(start)] = 1;
+  while (!stack.empty()) {
+    const OpId v = stack.back();
+    stack.pop_back();
+    for (OpId w : forward ? deps.Succs(v) : deps.Preds(v))
+      if (!seen[U(w)]) {
+        seen[U(w)] = 1;
+        stack.push_back(w);
+      }
+  }
+  return seen;
+}
+
 std::vector<OpId> FindCycle(const Graph& graph, const Dependencies& deps) {
   // Iterative three-colour DFS; the grey stack at a back edge is the cycle.
   const int n = graph.num_ops();

@@ -101,6 +101,10 @@ struct Dependencies {
 
 Dependencies BuildDependencies(const Graph& graph);
 
+// The ops reachable from start along deps, forward (its descendants) or backward (its
+// ancestors), start included; one flag per op.
+std::vector<char> ReachableOps(const Dependencies& deps, OpId start, bool forward);
+
 // Fills Op::inputs/outputs from the tensors and, when program_order is empty, sets it to a
 // deterministic topological order (Kahn's algorithm, smallest external id first).
 // Throws InputError naming ops on a cycle, or when program_order is not a topological

@@ -26,21 +26,6 @@ namespace roam::remat {
 namespace {
 size_t U(int i) { return static_cast<size_t>(i); }
 
-std::vector<char> Reach(const Dependencies& deps, OpId from, bool forward) {
-  std::vector<char> seen(deps.pred_begin.size() - 1, 0);
-  std::vector<OpId> stack = {from};
-  while (!stack.empty()) {
-    const OpId o = stack.back();
-    stack.pop_back();
-    for (OpId next : forward ? deps.Succs(o) : deps.Preds(o)) {
-      if (seen[U(next)]) continue;
-      seen[U(next)] = 1;
-      stack.push_back(next);
-    }
-  }
-  return seen;
-}
-
 struct CutBound {
   double percent = 0;  // proven lower bound on the recompute cost, percent of the total
   bool infeasible = false;
@@ -51,8 +36,10 @@ struct CutBound {
 CutBound BoundAtCut(const Graph& graph, const MemoryModel& model, const Dependencies& deps,
                     const std::vector<char>& recomputable, const std::vector<double>& percent,
                     OpId cut, Bytes budget, ilp::ColumnKind kind, double time_limit_s) {
-  const std::vector<char> before = Reach(deps, cut, /*forward=*/false);
-  const std::vector<char> after = Reach(deps, cut, /*forward=*/true);
+  // Strictly before and after: the cut itself is neither.
+  std::vector<char> before = ReachableOps(deps, cut, /*forward=*/false);
+  std::vector<char> after = ReachableOps(deps, cut, /*forward=*/true);
+  before[U(cut)] = after[U(cut)] = 0;
   auto root_producer = [&](StorageId s) {
     return graph.tensors[U(model.storages[U(s)].root)].producer;
   };

@@ -31,23 +31,6 @@ std::string TensorName(const Graph& graph, TensorId t) {
   return "tensor " + std::to_string(graph.tensors[U(t)].ext_id);
 }
 
-// Ops reachable from start along deps (forward or backward), start included.
-std::vector<char> Reach(const Graph& graph, const Dependencies& deps, OpId start, bool forward) {
-  std::vector<char> seen(U(graph.num_ops()), 0);
-  std::vector<OpId> stack = {start};
-  seen[U(start)] = 1;
-  while (!stack.empty()) {
-    OpId v = stack.back();
-    stack.pop_back();
-    for (OpId w : forward ? deps.Succs(v) : deps.Preds(v))
-      if (!seen[U(w)]) {
-        seen[U(w)] = 1;
-        stack.push_back(w);
-      }
-  }
-  return seen;
-}
-
 }  // namespace
 
 std::string CheckFaithful(const Graph& graph, const Graph* original) {
@@ -136,10 +119,10 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
         deps = BuildDependencies(graph);
         have_deps = true;
       }
-      if (after.empty()) after = Reach(graph, deps, c, /*forward=*/true);
+      if (after.empty()) after = ReachableOps(deps, c, /*forward=*/true);
       const OpId producer = graph.tensors[U(x)].producer;
       std::vector<char> before;
-      if (producer != kNoOp) before = Reach(graph, deps, producer, /*forward=*/false);
+      if (producer != kNoOp) before = ReachableOps(deps, producer, /*forward=*/false);
       for (OpId writer : w) {
         const bool earlier = producer != kNoOp && before[U(writer)];
         if (!earlier && !after[U(writer)])

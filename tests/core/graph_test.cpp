@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 #include "core/error.h"
 #include "core/io.h"
 #include "tests/support/test_data.h"
@@ -86,6 +89,27 @@ TEST(Dependencies, ViewProducerDependsOnBaseProducer) {
   Dependencies deps = BuildDependencies(g);
   ASSERT_EQ(deps.Preds(1).size(), 1u);
   EXPECT_EQ(deps.Preds(1)[0], 0);
+}
+
+TEST(ReachableOps, FindsDescendantsOrAncestorsWithTheStartAndNothingUnrelated) {
+  // A diamond 0 -> {1, 2} -> 3, and op 4 on its own.
+  Graph g;
+  for (ExternalId id = 0; id < 5; ++id) g.ops.push_back(Op{id, "op", Phase::kUnknown, {}, {}});
+  for (auto [from, to] : {std::pair<OpId, OpId>{0, 1}, {0, 2}, {1, 3}, {2, 3}}) {
+    Tensor t;
+    t.ext_id = static_cast<ExternalId>(g.tensors.size());
+    t.size = 4;
+    t.producer = from;
+    t.consumers = {to};
+    g.tensors.push_back(t);
+  }
+  Finalize(g, "x");
+  const Dependencies deps = BuildDependencies(g);
+  EXPECT_EQ(ReachableOps(deps, 1, /*forward=*/true), (std::vector<char>{0, 1, 0, 1, 0}));
+  EXPECT_EQ(ReachableOps(deps, 0, /*forward=*/true), (std::vector<char>{1, 1, 1, 1, 0}));
+  EXPECT_EQ(ReachableOps(deps, 3, /*forward=*/false), (std::vector<char>{1, 1, 1, 1, 0}));
+  EXPECT_EQ(ReachableOps(deps, 2, /*forward=*/false), (std::vector<char>{1, 0, 1, 0, 0}));
+  EXPECT_EQ(ReachableOps(deps, 4, /*forward=*/true), (std::vector<char>{0, 0, 0, 0, 1}));
 }
 
 TEST(CheckTopological, NamesMissingDuplicateAndLateOps) {
