@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <random>
+#include <utility>
 #include <vector>
 
 #include "core/memory_model.h"
@@ -20,6 +22,21 @@ TrainingGraphOptions TinyTrainingGraphOptions() {
   o.bias_prob = 0;
   o.long_skip_prob = 0;
   return o;
+}
+
+std::vector<Graph> TinyRematGraphs(std::uint64_t seed) {
+  std::vector<Graph> graphs;
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 8; ++trial) {
+    std::vector<double> costs(9);
+    for (double& c : costs) c = static_cast<double>(1 + rng() % 9);
+    graphs.push_back(MlpChain(trial < 4 ? 3 : 4, costs));
+  }
+  for (int i = 0; i < 6; ++i) {
+    Graph g = TrainingLikeGraph(rng, TinyTrainingGraphOptions());
+    if (g.num_ops() <= 10) graphs.push_back(std::move(g));
+  }
+  return graphs;
 }
 
 Bytes SchedulePeak(const Graph& graph, std::span<const OpId> schedule, Bytes alignment) {

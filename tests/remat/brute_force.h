@@ -1,8 +1,10 @@
 // Brute force over remat schedules for the remat tests' oracles on tiny graphs.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "remat/internal.h"
 #include "remat/remat.h"
@@ -15,6 +17,10 @@ using remat::Schedule;
 // Training-like graphs small enough for brute force: two single-path layers, SGD, no biases
 // or long skips (TrainingLikeGraph, in-place activations and residual adds left random).
 TrainingGraphOptions TinyTrainingGraphOptions();
+
+// Graphs for the oracles: eight MLP chains of 3 or 4 layers with random op costs 1-9, then
+// those of six TinyTrainingGraphOptions graphs with at most 10 ops; seed picks the draws.
+std::vector<Graph> TinyRematGraphs(std::uint64_t seed);
 
 // The theoretical peak of a schedule's rewritten graph.
 Bytes SchedulePeak(const Graph& graph, std::span<const OpId> schedule, Bytes alignment = 1);

@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -21,21 +20,7 @@ namespace {
 
 using testing::BruteForceCost;
 
-std::vector<Graph> TinyGraphs() {
-  std::vector<Graph> graphs;
-  std::mt19937_64 rng(11);
-  for (int trial = 0; trial < 8; ++trial) {
-    std::vector<double> costs(9);
-    for (double& c : costs) c = static_cast<double>(1 + rng() % 9);
-    graphs.push_back(testing::MlpChain(trial < 4 ? 3 : 4, costs));
-  }
-  for (int i = 0; i < 6; ++i) {
-    const testing::TrainingGraphOptions o = testing::TinyTrainingGraphOptions();
-    Graph g = testing::TrainingLikeGraph(rng, o);
-    if (g.num_ops() <= 10) graphs.push_back(std::move(g));
-  }
-  return graphs;
-}
+std::vector<Graph> TinyGraphs() { return testing::TinyRematGraphs(11); }
 
 TEST(OverheadBound, NeverAboveTheBruteForceOptimumAndTightOnSome) {
   int positive = 0, tight = 0, proven_out_of_reach = 0;

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -21,27 +20,7 @@ using testing::BruteForceCost;
 using testing::Described;
 using testing::SchedulePeak;
 
-std::vector<Graph> TinyGraphs() {
-  std::vector<Graph> graphs;
-  std::mt19937_64 rng(23);
-  for (int trial = 0; trial < 8; ++trial) {
-    std::vector<double> costs(9);
-    for (double& c : costs) c = static_cast<double>(1 + rng() % 9);
-    graphs.push_back(testing::MlpChain(trial < 4 ? 3 : 4, costs));
-  }
-  for (int i = 0; i < 6; ++i) {
-    testing::TrainingGraphOptions o;
-    o.layers = 2;
-    o.max_paths = 1;
-    o.branch_prob = 0;
-    o.adam = false;
-    o.bias_prob = 0;
-    o.long_skip_prob = 0;
-    Graph g = testing::TrainingLikeGraph(rng, o);
-    if (g.num_ops() <= 10) graphs.push_back(std::move(g));
-  }
-  return graphs;
-}
+std::vector<Graph> TinyGraphs() { return testing::TinyRematGraphs(23); }
 
 TEST(Witness, FitsTheBudgetValidAndNeverCheaperThanBruteForce) {
   int followed = 0, optimal = 0;
