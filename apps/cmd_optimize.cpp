@@ -110,6 +110,8 @@ int RunOptimize(const OptimizeOptions& options) {
   action.sa_handler = OnInterrupt;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, &previous);
+  // The time limit is for the whole run: it starts before the input is loaded or generated.
+  const auto started = Deadline::Clock::now();
   Input input = LoadInput(options.input);
   const Graph& graph = input.graph;
   OptimizerParams params = input.planner;
@@ -127,6 +129,7 @@ int RunOptimize(const OptimizeOptions& options) {
 
   RunControl control;
   control.stop = &g_stop;
+  control.started = started;
   const bool show_progress = !options.quiet && ::isatty(STDERR_FILENO) != 0;
   if (show_progress) {
     control.progress = [](const Progress& p) {

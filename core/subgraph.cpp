@@ -37,28 +37,128 @@ Subgraph WholeGraph(const Graph& graph, const MemoryModel& model) {
   return sub;
 }
 
+Bytes Subgraph::EntryBytes() const {
+  Bytes sum = untouched_through_bytes;
+  for (const BoundaryStorage& b : storages)
+    if (b.crossing == Crossing::kCreatedOutsideFreedInside ||
+        b.crossing == Crossing::kLiveThroughout)
+      sum += b.size;
+  return sum;
+}
+
+Bytes Subgraph::ExitBytes() const {
+  Bytes sum = untouched_through_bytes;
+  for (const BoundaryStorage& b : storages)
+    if (b.crossing == Crossing::kCreatedInsideFreedOutside ||
+        b.crossing == Crossing::kLiveThroughout)
+      sum += b.size;
+  return sum;
+}
+
+Bytes Subgraph::ThroughoutBytes() const {
+  Bytes sum = untouched_through_bytes;
+  for (const BoundaryStorage& b : storages)
+    if (b.crossing == Crossing::kLiveThroughout) sum += b.size;
+  return sum;
+}
+
 Subgraph OrderWindow(const Graph& graph, const MemoryModel& model, std::span<const OpId> order,
                      int begin, int end) {
   if (begin < 0 || end < begin || end > static_cast<int>(order.size()))
     throw std::invalid_argument("OrderWindow: bad range");
-  Subgraph sub;
-  sub.ops.assign(order.begin() + begin, order.begin() + end);
-  const auto life = ComputeLifetimes(graph, model, order);
-  const int last = static_cast<int>(order.size()) - 1;
-  for (StorageId sid = 0; sid < static_cast<StorageId>(model.storages.size()); ++sid) {
-    const Storage& s = model.storages[U(sid)];
-    if (!s.planned()) continue;
-    const Lifetime& l = life[U(sid)];
-    if (l.end < begin || l.start >= end) continue;
-    // An output is never freed: even when it lives to the last step of the whole order, a
-    // window ending there holds it as created-inside-freed-outside.
-    const bool before = l.start < begin, after = l.end >= end || (s.output && l.end == last);
-    const Crossing c =
-        before ? (after ? Crossing::kLiveThroughout : Crossing::kCreatedOutsideFreedInside)
-               : (after ? Crossing::kCreatedInsideFreedOutside : Crossing::kInner);
-    sub.storages.push_back({sid, s.size, c});
+  std::vector<int> cuts = {0};
+  for (int c : {begin, end, static_cast<int>(order.size())})
+    if (c > cuts.back()) cuts.push_back(c);
+  if (begin == end) {
+    // An empty window: nothing touched, every storage live across it counted as through.
+    Subgraph sub;
+    const auto life = ComputeLifetimes(graph, model, order);
+    for (StorageId sid : model.planned)
+      if (life[U(sid)].start < begin &&
+          (life[U(sid)].end >= end || model.storages[U(sid)].output)) {
+        sub.untouched_through_bytes += model.storages[U(sid)].size;
+        ++sub.untouched_through_count;
+      }
+    return sub;
   }
-  return sub;
+  std::vector<Subgraph> windows = OrderWindows(graph, model, order, cuts);
+  for (size_t w = 0; w + 1 < cuts.size(); ++w)
+    if (cuts[w] == begin) return std::move(windows[w]);
+  throw std::logic_error("OrderWindow: window not found");
+}
+
+std::vector<Subgraph> OrderWindows(const Graph& graph, const MemoryModel& model,
+                                   std::span<const OpId> order, std::span<const int> cuts) {
+  const int n = static_cast<int>(order.size());
+  if (n == 0 && cuts.size() >= 2 && cuts.front() == 0 && cuts.back() == 0)
+    return std::vector<Subgraph>(cuts.size() - 1);  // empty windows of an empty order
+  if (cuts.size() < 2 || cuts.front() != 0 || cuts.back() != n)
+    throw std::invalid_argument("OrderWindows: cuts must run from 0 to the order's length");
+  for (size_t w = 0; w + 1 < cuts.size(); ++w)
+    if (cuts[w] >= cuts[w + 1])
+      throw std::invalid_argument("OrderWindows: cuts must rise strictly");
+  const int nw = static_cast<int>(cuts.size()) - 1;
+  std::vector<int> window_of(U(n));
+  for (int w = 0; w < nw; ++w)
+    for (int s = cuts[U(w)]; s < cuts[U(w) + 1]; ++s) window_of[U(s)] = w;
+  const auto life = ComputeLifetimes(graph, model, order);
+  const int last = n - 1;
+
+  std::vector<Subgraph> windows(U(nw));
+  // Untouched live-throughout storages: a difference array over windows, then the touched
+  // ones (listed below) taken back out.
+  std::vector<Bytes> through_bytes(U(nw) + 1, 0);
+  std::vector<int> through_count(U(nw) + 1, 0);
+  for (StorageId sid : model.planned) {
+    const Storage& s = model.storages[U(sid)];
+    const int created = window_of[U(life[U(sid)].start)];
+    // Windows strictly after the creator's and before the one that frees it (outputs: none
+    // frees them, even at the last step).
+    const int freed = s.output ? nw : window_of[U(life[U(sid)].end)];
+    if (freed > created + 1) {
+      through_bytes[U(created) + 1] += s.size;
+      through_bytes[U(freed)] -= s.size;
+      ++through_count[U(created) + 1];
+      --through_count[U(freed)];
+    }
+  }
+  std::vector<int> listed_in(model.storages.size(), -1);
+  for (int w = 0; w < nw; ++w) {
+    Subgraph& sub = windows[U(w)];
+    const int begin = cuts[U(w)], end = cuts[U(w) + 1];
+    sub.ops.assign(order.begin() + begin, order.begin() + end);
+    for (int step = begin; step < end; ++step) {
+      for (StorageId sid : model.Touches(order[U(step)])) {
+        if (listed_in[U(sid)] == w) continue;
+        listed_in[U(sid)] = w;
+        const Storage& s = model.storages[U(sid)];
+        const Lifetime& l = life[U(sid)];
+        // An output is never freed: even when it lives to the last step of the whole order, a
+        // window ending there holds it as created-inside-freed-outside.
+        const bool before = l.start < begin, after = l.end >= end || (s.output && l.end == last);
+        const Crossing c =
+            before ? (after ? Crossing::kLiveThroughout : Crossing::kCreatedOutsideFreedInside)
+                   : (after ? Crossing::kCreatedInsideFreedOutside : Crossing::kInner);
+        sub.storages.push_back({sid, s.size, c});
+        if (c == Crossing::kLiveThroughout) {
+          through_bytes[U(w)] -= s.size;
+          through_bytes[U(w) + 1] += s.size;
+          --through_count[U(w)];
+          ++through_count[U(w) + 1];
+        }
+      }
+    }
+    std::sort(
+        sub.storages.begin(), sub.storages.end(),
+        [](const BoundaryStorage& a, const BoundaryStorage& b) { return a.storage < b.storage; });
+  }
+  Bytes bytes = 0;
+  int count = 0;
+  for (int w = 0; w < nw; ++w) {
+    windows[U(w)].untouched_through_bytes = bytes += through_bytes[U(w)];
+    windows[U(w)].untouched_through_count = count += through_count[U(w)];
+  }
+  return windows;
 }
 
 Bytes SubgraphPeak(const Graph& graph, const MemoryModel& model, const Subgraph& sub,
@@ -100,7 +200,7 @@ Bytes SubgraphPeak(const Graph& graph, const MemoryModel& model, const Subgraph&
     delta[U(start[i])] += sub.storages[i].size;
     delta[U(end[i]) + 1] -= sub.storages[i].size;
   }
-  Bytes live = 0, peak = 0;
+  Bytes live = sub.untouched_through_bytes, peak = 0;
   for (int step = 0; step < k; ++step) peak = std::max(peak, live += delta[U(step)]);
   return peak;
 }

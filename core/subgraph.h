@@ -36,8 +36,19 @@ struct BoundaryStorage {
 
 struct Subgraph {
   std::vector<OpId> ops;  // in the order being refined
-  // Every planned storage resident at some step of the subgraph, sorted by storage id.
+  // Every planned storage resident at some step of the subgraph that one of its ops touches
+  // (so every inner, created-inside and freed-inside one), sorted by storage id.
   std::vector<BoundaryStorage> storages;
+  // Storages live at entry and at exit that no op of the subgraph touches: a constant inside,
+  // counted rather than listed, so that the windows of a long order stay linear in size (in a
+  // training graph most saved activations are live through most of the backward's windows).
+  Bytes untouched_through_bytes = 0;
+  int untouched_through_count = 0;
+  // Bytes live at entry (COFI + COFO), at exit (CIFO + COFO) and throughout (COFO), the
+  // untouched ones included.
+  Bytes EntryBytes() const;
+  Bytes ExitBytes() const;
+  Bytes ThroughoutBytes() const;
 };
 
 // The whole graph: all ops in program order, every planned storage inner (outputs CIFO).
@@ -46,6 +57,12 @@ Subgraph WholeGraph(const Graph& graph, const MemoryModel& model);
 // Steps [begin, end) of a full order, classified from the lifetimes under that order.
 Subgraph OrderWindow(const Graph& graph, const MemoryModel& model, std::span<const OpId> order,
                      int begin, int end);
+
+// The consecutive windows [cuts[w], cuts[w + 1]) of a full order, each as OrderWindow gives
+// it, in O(ops + touches + storages + windows). `cuts` rises from 0 to order.size(); throws
+// std::invalid_argument otherwise.
+std::vector<Subgraph> OrderWindows(const Graph& graph, const MemoryModel& model,
+                                   std::span<const OpId> order, std::span<const int> cuts);
 
 // The theoretical peak of the subgraph's ops run in `order` (a permutation of sub.ops),
 // boundary memory included: live-at-entry storages until their last use inside, CIFO ones

@@ -135,6 +135,9 @@ void Callback(glp_tree* tree, void* info) {
   }
 }
 
+// Milliseconds of the root LP between two looks at the stop flag and the deadline.
+constexpr int kLpSliceMs = 200;
+
 int RemainingMs(Clock::time_point deadline) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return static_cast<int>(std::clamp<long long>(ms, 1, INT_MAX));
@@ -395,10 +398,24 @@ SolveResult Problem::Solve(const SolveParams& params,
     glp_smcp smcp;
     glp_init_smcp(&smcp);
     smcp.msg_lev = MsgLevel(params.log_level);
-    smcp.tm_lim = RemainingMs(deadline);
     smcp.presolve = params.presolve ? GLP_ON : GLP_OFF;
     if (params.scale) glp_scale_prob(prob_, GLP_SF_AUTO);
+    // The root LP in slices: GLPK's simplex has no callback, so an interrupt or the run's
+    // deadline would otherwise wait for the whole LP (seconds on a whole training graph).
+    // Each slice resumes from the basis the last one left, without the presolver, which keeps
+    // none; where no valid basis was left, from the standard one.
+    smcp.tm_lim = std::min(RemainingMs(deadline), kLpSliceMs);
     ret = glp_simplex(prob_, &smcp);
+    while (ret == GLP_ETMLIM && Clock::now() < deadline &&
+           !(params.stop != nullptr && params.stop->load())) {
+      smcp.presolve = GLP_OFF;
+      smcp.tm_lim = std::min(RemainingMs(deadline), kLpSliceMs);
+      ret = glp_simplex(prob_, &smcp);
+      if (ret == GLP_EBADB) {
+        glp_std_basis(prob_);
+        ret = glp_simplex(prob_, &smcp);
+      }
+    }
     if (ret == 0 && glp_get_status(prob_) == GLP_NOFEAS) ret = GLP_ENOPFS;
     if (ret == 0 && glp_get_status(prob_) != GLP_OPT) ret = GLP_EFAIL;
     if (ret == 0) {

@@ -62,6 +62,7 @@ Context BuildContext(const Graph& graph, const MemoryModel& model, const Depende
     }
   }
 
+  c.through_bytes += sub.untouched_through_bytes;
   std::vector<int> index(model.storages.size(), -1);
   auto producer_of = [&](StorageId sid) {
     OpId p = graph.tensors[U(model.storages[U(sid)].root)].producer;

@@ -167,7 +167,10 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
   if (params.time_limit_s > 0)
     deadline = started + std::chrono::duration_cast<Clock::duration>(
                              std::chrono::duration<double>(params.time_limit_s));
-  auto out_of_time = [&] { return deadline && Clock::now() >= *deadline; };
+  auto out_of_time = [&] {
+    return (deadline && Clock::now() >= *deadline) ||
+           (params.stop != nullptr && params.stop->load(std::memory_order_relaxed));
+  };
 
   const int n = static_cast<int>(intervals.size());
   if (alignment <= 0) throw std::invalid_argument("layout: alignment must be positive");
@@ -280,6 +283,7 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
     const bool portfolio = params.search.bottom_left && params.search.portfolio;
     const size_t num_preorders = preorders.size() + (portfolio ? 1 : 0);
     detail::Searcher searcher(instance, params.search);
+    searcher.set_stop(params.stop);
     std::vector<Bytes> found(U(n), 0);
     bool budget_spent = false;
     auto probe = [&](Bytes cap, std::int64_t node_limit) {

@@ -13,6 +13,7 @@
 // counts unless the time limit strikes.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -136,6 +137,9 @@ struct LayoutParams {
   // Stop after this many nodes in all (0: no limit); for tests and measurements that must not
   // depend on the machine's speed.
   std::int64_t max_nodes = 0;
+  // Set by another thread (an interrupt): the call returns its best so far at the next node,
+  // as when the time limit strikes.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 enum class LayoutStatus {

@@ -336,7 +336,9 @@ void Searcher::Rollback(const Mark& mark) {
 
 bool Searcher::Aborting() {
   // The clock costs tens of nanoseconds, a node at least a microsecond: check every node.
-  if (nodes_ >= node_limit_ || (deadline_ && Clock::now() >= *deadline_)) aborted_ = true;
+  if (nodes_ >= node_limit_ || (deadline_ && Clock::now() >= *deadline_) ||
+      (stop_ != nullptr && stop_->load(std::memory_order_relaxed)))
+    aborted_ = true;
   return aborted_;
 }
 

@@ -3,6 +3,7 @@
 // (layout.h) drives these; tests reach them to count nodes.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -80,6 +81,8 @@ class Searcher {
                     std::int64_t node_limit, std::optional<Clock::time_point> deadline,
                     std::vector<Bytes>& offsets, bool candidate_branching = false);
   std::int64_t nodes() const { return nodes_; }  // of the last Run
+  // A flag another thread sets to end the search at the next node (an interrupt).
+  void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
 
  private:
   struct Candidate {
@@ -165,6 +168,7 @@ class Searcher {
   Bytes capacity_ = 0;
   std::int64_t node_limit_ = 0;
   std::optional<Clock::time_point> deadline_;
+  const std::atomic<bool>* stop_ = nullptr;
   std::int64_t nodes_ = 0;
   bool aborted_ = false;
   std::vector<Bytes> base_;       // per buffer: highest top of placed buffers it overlaps

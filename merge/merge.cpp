@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
 
+#include "core/placed_by_time.h"
 #include "layout/layout.h"
 
 namespace roam {
@@ -12,46 +14,30 @@ namespace {
 
 size_t U(int i) { return static_cast<size_t>(i); }
 
-bool ShareAStep(const Interval& a, const Interval& b) {
-  return a.start <= b.end && b.start <= a.end;
-}
-
-bool Overlap(const Interval& a, Bytes oa, const Interval& b, Bytes ob) {
-  return ShareAStep(a, b) && oa < ob + b.size && ob < oa + a.size;
-}
-
-// For each interval, the others sharing a step with it (sorted by start, swept once).
-std::vector<std::vector<int>> TimeNeighbours(std::span<const Interval> intervals) {
-  const int n = static_cast<int>(intervals.size());
-  std::vector<int> by_start(U(n));
-  std::iota(by_start.begin(), by_start.end(), 0);
-  std::sort(by_start.begin(), by_start.end(),
-            [&](int a, int b) { return intervals[U(a)].start < intervals[U(b)].start; });
-  std::vector<std::vector<int>> nb(U(n));
-  for (size_t i = 0; i < by_start.size(); ++i) {
-    const int a = by_start[i];
-    for (size_t j = i + 1; j < by_start.size(); ++j) {
-      const int b = by_start[j];
-      if (intervals[U(b)].start > intervals[U(a)].end) break;
-      if (intervals[U(a)].size == 0 || intervals[U(b)].size == 0) continue;
-      nb[U(a)].push_back(b);
-      nb[U(b)].push_back(a);
-    }
+// The intervals sharing a step with any of `of` (not themselves), by one sweep over the
+// intervals sorted by start against the union of `of`'s lifetimes: O(n log n + output).
+std::vector<int> TimeNeighboursOf(std::span<const Interval> intervals, std::span<const int> of) {
+  std::vector<std::pair<Step, Step>> spans;
+  for (int b : of) spans.emplace_back(intervals[U(b)].start, intervals[U(b)].end);
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<Step, Step>> merged;
+  for (const auto& sp : spans) {
+    if (!merged.empty() && sp.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, sp.second);
+    else
+      merged.push_back(sp);
   }
-  return nb;
-}
-
-// Lowest aligned offset >= floor where `size` bytes fit among the occupied ranges.
-Bytes LowestGap(std::vector<std::pair<Bytes, Bytes>>& occupied, Bytes size, Bytes floor,
-                Bytes alignment) {
-  std::sort(occupied.begin(), occupied.end());
-  Bytes candidate = AlignUp(floor, alignment);
-  for (const auto& [lo, hi] : occupied) {
-    if (hi <= candidate) continue;
-    if (lo >= candidate + size) break;
-    candidate = AlignUp(hi, alignment);
+  std::vector<char> in(intervals.size(), 0);
+  for (int b : of) in[U(b)] = 1;
+  std::vector<int> out;
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    if (in[i] || intervals[i].size == 0) continue;
+    // The first merged span ending at or after this interval's start.
+    auto it = std::lower_bound(merged.begin(), merged.end(), intervals[i].start,
+                               [](const auto& sp, Step step) { return sp.second < step; });
+    if (it != merged.end() && it->first <= intervals[i].end) out.push_back(static_cast<int>(i));
   }
-  return candidate;
+  return out;
 }
 
 // The lifted buffers re-placed by the layout search, every buffer sharing a step with one of
@@ -59,16 +45,13 @@ Bytes LowestGap(std::vector<std::pair<Bytes, Bytes>>& occupied, Bytes size, Byte
 // the warm start. Empty when the search cannot be used (e.g. sizes or offsets that are not
 // multiples of the alignment) or finds nothing lower.
 std::vector<Bytes> SearchReassignment(std::span<const Interval> intervals,
-                                      const std::vector<std::vector<int>>& nb,
                                       std::span<const int> lifted, std::span<const Bytes> stacked,
                                       std::span<const Bytes> best_fit, Bytes alignment,
                                       const MergeParams& params) {
-  const int n = static_cast<int>(intervals.size());
-  std::vector<int> local(U(n), -1), global;
-  for (int b : lifted) local[U(b)] = static_cast<int>(global.size()), global.push_back(b);
-  for (int b : lifted)
-    for (int o : nb[U(b)])
-      if (local[U(o)] < 0) local[U(o)] = static_cast<int>(global.size()), global.push_back(o);
+  std::vector<int> global(lifted.begin(), lifted.end());
+  const std::vector<int> neighbours = TimeNeighboursOf(intervals, lifted);
+  if (global.size() + neighbours.size() > U(params.search_max_buffers)) return {};
+  global.insert(global.end(), neighbours.begin(), neighbours.end());
   std::vector<Interval> sub;
   std::vector<Bytes> warm, fixed;
   for (size_t k = 0; k < global.size(); ++k) {
@@ -81,6 +64,7 @@ std::vector<Bytes> SearchReassignment(std::span<const Interval> intervals,
   lp.fixed_offsets = fixed;
   lp.max_nodes = params.search_max_nodes;
   lp.time_limit_s = params.search_time_limit_s;
+  lp.stop = params.stop;
   try {
     const layout::LayoutResult r = layout::SolveLayout(sub, alignment, lp, warm);
     if (r.call != layout::LayoutCall::kOk || r.height >= r.warm_start_height) return {};
@@ -151,84 +135,128 @@ MergeResult MergeLayouts(std::span<const Interval> intervals, std::span<const Le
   std::iota(stack.begin(), stack.end(), 0);
   std::stable_sort(stack.begin(), stack.end(), [&](int a, int b) { return key[U(a)] < key[U(b)]; });
 
-  const auto nb = TimeNeighbours(intervals);
   MergeResult result;
   result.offsets.assign(U(n), 0);
-  std::vector<char> placed(U(n), 0);
-  // A leaf's base: the lowest offset at which its activations overlap no activation already
-  // stacked (ROAM's base_i; with nested activations exactly the sum below it).
   std::vector<char> is_activation(U(n), 0);
   for (const LeafLayout& leaf : leaves)
     for (size_t k = 0; k < leaf.buffers.size(); ++k)
       is_activation[U(leaf.buffers[k])] = leaf.activation[k];
+  // A leaf's base: the lowest offset at which none of its buffers overlaps an activation
+  // already stacked (ROAM's base_i; with nested activations exactly the sum below it). A leaf
+  // without activations (the forward's, the optimizer's) so sits on the activations live
+  // during it instead of under them.
+  PlacedByTime stacked_activations(intervals);
+  std::vector<std::pair<Bytes, Bytes>> forbidden;  // bases that would make an overlap
   for (int l : stack) {
     const LeafLayout& leaf = leaves[U(l)];
-    std::vector<std::pair<Bytes, Bytes>> forbidden;  // bases that would make an overlap
+    forbidden.clear();
     for (size_t k = 0; k < leaf.buffers.size(); ++k) {
-      if (!leaf.activation[k]) continue;
-      const int b = leaf.buffers[k];
-      for (int o : nb[U(b)]) {
-        if (!placed[U(o)] || !is_activation[U(o)]) continue;
-        // base + off_k overlaps [off_o, off_o + size_o) unless it is clear of it.
-        const Bytes lo = result.offsets[U(o)] - leaf.offsets[k] - intervals[U(b)].size + 1;
-        const Bytes hi = result.offsets[U(o)] + intervals[U(o)].size - leaf.offsets[k];
-        if (hi > 0) forbidden.emplace_back(std::max<Bytes>(lo, 0), hi);
-      }
+      const Interval& in = intervals[U(leaf.buffers[k])];
+      if (in.size == 0) continue;
+      // base + off_k overlaps [lo, hi) unless it is clear of it.
+      for (const auto& [lo, hi] : stacked_activations.Overlapping(in))
+        if (hi - leaf.offsets[k] > 0)
+          forbidden.emplace_back(std::max<Bytes>(lo - leaf.offsets[k] - in.size + 1, 0),
+                                 hi - leaf.offsets[k]);
     }
     Bytes base = 0;
-    if (!forbidden.empty()) {
-      // Lowest aligned base outside every forbidden range [lo, hi).
-      std::sort(forbidden.begin(), forbidden.end());
-      for (const auto& [lo, hi] : forbidden) {
-        if (hi <= base) continue;
-        if (lo > base) break;
-        base = AlignUp(hi, alignment);
-      }
+    std::sort(forbidden.begin(), forbidden.end());
+    for (const auto& [lo, hi] : forbidden) {
+      if (hi <= base) continue;
+      if (lo > base) break;
+      base = AlignUp(hi, alignment);
     }
     for (size_t k = 0; k < leaf.buffers.size(); ++k) {
-      result.offsets[U(leaf.buffers[k])] = base + leaf.offsets[k];
-      placed[U(leaf.buffers[k])] = 1;
+      const int b = leaf.buffers[k];
+      result.offsets[U(b)] = base + leaf.offsets[k];
+      if (leaf.activation[k]) stacked_activations.Insert(intervals[U(b)], result.offsets[U(b)]);
     }
   }
   result.stats.stacked_height = LayoutHeight(intervals, result.offsets);
 
   // Conflicts: buffers of different leaves sharing a step and an address. Of each pair, the
   // temporary goes (activations stay at the bottom); between two temporaries the smaller and
-  // shorter-lived one. The chosen ones are lifted out and re-placed best-fit, largest first.
+  // shorter-lived one. One sweep over the buffers by start keeps the live ones that stay in an
+  // address-ordered set, which never overlaps, so a newcomer meets at most its neighbours
+  // there; the ones chosen are lifted out and re-placed, largest first, at the lowest gap.
   std::vector<char> lifted(U(n), 0);
   auto weight = [&](int b) {
     return std::pair(intervals[U(b)].size,
                      static_cast<Bytes>(intervals[U(b)].end - intervals[U(b)].start));
   };
-  for (int a = 0; a < n; ++a) {
-    for (int b : nb[U(a)]) {
-      if (b <= a || leaf_of[U(a)] == leaf_of[U(b)] || lifted[U(a)] || lifted[U(b)]) continue;
-      if (!Overlap(intervals[U(a)], result.offsets[U(a)], intervals[U(b)], result.offsets[U(b)]))
-        continue;
-      ++result.stats.conflicts;
-      int move = weight(a) < weight(b) ? a : b;
-      if (is_activation[U(a)] != is_activation[U(b)]) move = is_activation[U(a)] ? b : a;
-      lifted[U(move)] = 1;
+  // Stronger first among buffers starting at the same step, so the sweep keeps them.
+  auto stronger = [&](int a, int b) {
+    if (is_activation[U(a)] != is_activation[U(b)]) return is_activation[U(a)] != 0;
+    return weight(a) > weight(b);
+  };
+  std::vector<int> by_start(U(n));
+  std::iota(by_start.begin(), by_start.end(), 0);
+  std::stable_sort(by_start.begin(), by_start.end(), [&](int a, int b) {
+    if (intervals[U(a)].start != intervals[U(b)].start)
+      return intervals[U(a)].start < intervals[U(b)].start;
+    return stronger(a, b);
+  });
+  std::set<std::pair<Bytes, int>> live;  // kept and live: offset, buffer
+  std::set<std::pair<Step, int>> ends;   // their last steps
+  std::vector<int> hits;
+  for (int b : by_start) {
+    const Interval& in = intervals[U(b)];
+    if (in.size == 0) continue;
+    while (!ends.empty() && ends.begin()->first < in.start) {
+      const int e = ends.begin()->second;
+      live.erase({result.offsets[U(e)], e});
+      ends.erase(ends.begin());
     }
+    const Bytes lo = result.offsets[U(b)], hi = lo + in.size;
+    hits.clear();
+    auto it = live.lower_bound({lo, -1});
+    if (it != live.begin()) {
+      const auto prev = std::prev(it);
+      if (result.offsets[U(prev->second)] + intervals[U(prev->second)].size > lo)
+        hits.push_back(prev->second);
+    }
+    for (; it != live.end() && it->first < hi; ++it) hits.push_back(it->second);
+    // Same leaf: the leaf's own layout is valid, so such a pair cannot overlap.
+    bool keep = true;
+    for (int o : hits) {
+      ++result.stats.conflicts;
+      if (leaf_of[U(o)] == leaf_of[U(b)])
+        throw std::logic_error("merge: leaf " + std::to_string(leaf_of[U(b)]) +
+                               " has overlapping buffers");
+      if (!stronger(b, o)) keep = false;
+    }
+    if (!keep) {
+      lifted[U(b)] = 1;
+      continue;
+    }
+    for (int o : hits) {  // all weaker than the newcomer: they go
+      lifted[U(o)] = 1;
+      live.erase({result.offsets[U(o)], o});
+      ends.erase({intervals[U(o)].end, o});
+    }
+    live.insert({lo, b});
+    ends.insert({in.end, b});
   }
   std::vector<int> to_place;
   for (int b = 0; b < n; ++b)
     if (lifted[U(b)]) to_place.push_back(b);
   const std::vector<Bytes> stacked = result.offsets;  // lifted ones still where they conflict
-  std::sort(to_place.begin(), to_place.end(), [&](int a, int b) { return weight(a) > weight(b); });
-  for (int b : to_place) {
-    std::vector<std::pair<Bytes, Bytes>> occupied;
-    for (int o : nb[U(b)])
-      if (!lifted[U(o)])
-        occupied.emplace_back(result.offsets[U(o)], result.offsets[U(o)] + intervals[U(o)].size);
-    result.offsets[U(b)] = LowestGap(occupied, intervals[U(b)].size, 0, alignment);
-    lifted[U(b)] = 0;
+  {
+    PlacedByTime placed(intervals);
+    for (int b = 0; b < n; ++b)
+      if (!lifted[U(b)] && intervals[U(b)].size > 0) placed.Insert(intervals[U(b)], stacked[U(b)]);
+    std::sort(to_place.begin(), to_place.end(),
+              [&](int a, int b) { return weight(a) > weight(b); });
+    for (int b : to_place) {
+      result.offsets[U(b)] =
+          LowestFit(placed.Overlapping(intervals[U(b)]), intervals[U(b)].size, 0, alignment);
+      placed.Insert(intervals[U(b)], result.offsets[U(b)]);
+    }
   }
   result.stats.reassigned = static_cast<int>(to_place.size());
   std::vector<Bytes> searched;
   if (params.search_reassignment && !to_place.empty())
-    searched =
-        SearchReassignment(intervals, nb, to_place, stacked, result.offsets, alignment, params);
+    searched = SearchReassignment(intervals, to_place, stacked, result.offsets, alignment, params);
   if (params.slide_down) SlideDown(intervals, result.offsets, alignment);
   result.stats.height = result.stats.best_fit_height = LayoutHeight(intervals, result.offsets);
   if (!searched.empty()) {
@@ -243,19 +271,22 @@ MergeResult MergeLayouts(std::span<const Interval> intervals, std::span<const Le
   return result;
 }
 
+// Buffers by rising offset, each at the lowest gap left by those already moved: a buffer not
+// yet moved sits at or above this one's offset, so in a valid layout it cannot block a gap
+// below it (it would have overlapped this buffer where it is).
 void SlideDown(std::span<const Interval> intervals, std::vector<Bytes>& offsets, Bytes alignment) {
   const int n = static_cast<int>(intervals.size());
-  const auto nb = TimeNeighbours(intervals);
   std::vector<int> by_offset(U(n));
   std::iota(by_offset.begin(), by_offset.end(), 0);
   std::stable_sort(by_offset.begin(), by_offset.end(),
                    [&](int a, int b) { return offsets[U(a)] < offsets[U(b)]; });
+  PlacedByTime placed(intervals);
   for (int b : by_offset) {
-    std::vector<std::pair<Bytes, Bytes>> occupied;
-    for (int o : nb[U(b)])
-      occupied.emplace_back(offsets[U(o)], offsets[U(o)] + intervals[U(o)].size);
-    const Bytes lowest = LowestGap(occupied, intervals[U(b)].size, 0, alignment);
+    if (intervals[U(b)].size == 0) continue;
+    const Bytes lowest =
+        LowestFit(placed.Overlapping(intervals[U(b)]), intervals[U(b)].size, 0, alignment);
     if (lowest < offsets[U(b)]) offsets[U(b)] = lowest;
+    placed.Insert(intervals[U(b)], offsets[U(b)]);
   }
 }
 

@@ -10,6 +10,7 @@
 // Out: one offset per interval, a valid layout (CheckLayout), and what the merge had to do.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -41,6 +42,11 @@ struct MergeParams {
   // reaches max-live either way), and 20,000 took 0.75 s of ViT-B/16's 4 s at batch 1.
   std::int64_t search_max_nodes = 2'000;
   double search_time_limit_s = 2.0;
+  // The search is skipped when the lifted buffers and those sharing a step with them are more
+  // than this: at GPT scale they are thousands, and best-fit's reassignment stands.
+  int search_max_buffers = 4'000;
+  // Set by another thread (an interrupt): the search stops at its next node.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct MergeStats {

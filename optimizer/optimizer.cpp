@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "baseline/layouts.h"
-#include "baseline/orders.h"
 #include "core/error.h"
 #include "core/lower_bound.h"
 #include "core/subgraph.h"
@@ -21,15 +20,13 @@
 #include "ilp/order_ilp.h"
 #include "layout/layout.h"
 #include "merge/merge.h"
+#include "optimizer/start.h"
 #include "partition/partition.h"
 
 namespace roam {
 namespace {
 
 size_t U(int i) { return static_cast<size_t>(i); }
-using Clock = std::chrono::steady_clock;
-
-const std::vector<std::string> kGreedyOrders = {"lescea", "xla-list", "xla-dfs"};
 
 // One result slot per leaf; each task writes only its own.
 struct LeafSlot {
@@ -50,15 +47,14 @@ struct LayoutSlot {
 class Run {
  public:
   Run(const Graph& graph, const OptimizerParams& params, const RunControl& control)
-      : graph_(graph), params_(params), control_(control), started_(Clock::now()) {
+      : graph_(graph),
+        params_(params),
+        control_(control),
+        deadline_(params.time_limit, control.stop, control.now, control.started) {
     if (params.alignment < 1) throw InputError("planner.alignment must be positive");
     if (params.threads < 0) throw InputError("planner.threads must not be negative");
     if (params.partition.node_limit < 1)
       throw InputError("planner.partition.node_limit must be at least 1");
-    deadline_ = params.time_limit > 0
-                    ? started_ + std::chrono::duration_cast<Clock::duration>(
-                                     std::chrono::duration<double>(params.time_limit))
-                    : Clock::time_point::max();
     const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     threads_ = params.threads > 0 ? params.threads : hw;
   }
@@ -66,52 +62,82 @@ class Run {
   OptimizeResult Go() {
     model_ = BuildMemoryModel(graph_, params_.alignment);
     deps_ = BuildDependencies(graph_);
-    Baselines();
-    forced_ = CertifiedLowerBound(graph_, model_, deps_);
-    result_.lower_bound = forced_.bound;
+    start_ = opt::ComputeStartingPoint(graph_, model_, deps_, params_, deadline_,
+                                       [&](const char* stage) { Report(stage, 0, 0); });
+    result_.baselines.push_back({"pytorch", "program", "pytorch", start_.pytorch});
+    result_.baselines.push_back(
+        {"heuristic", start_.best_plan_order, start_.best_plan_layout, start_.best_plan.summary});
+    for (const opt::NamedOrder& c : start_.candidates) orders_.push_back(&c.order);
+    best_order_ = start_.candidates[start_.start].order;
+    best_order_name_ = start_.candidates[start_.start].name;
+    forced_ = &start_.forced;
+    result_.lower_bound = forced_->bound;
     result_.mode = params_.mode;
+    if (!forced_->exact)
+      result_.notes.push_back(
+          "the certified bound's search was cut short (work or time): the "
+          "bound is valid but may be below the largest forced residency");
 
-    Plan plan = params_.mode == OptimizeMode::kModel ? WholeGraphMode() : RoamMode();
-    FinalLayout(plan);
-    result_.pipeline = {std::string(ToString(params_.mode)), pipeline_order_, pipeline_layout_,
-                        plan.summary};
-
-    // Never worse than the best baseline plan.
-    if (heuristic_plan_.summary.total_peak < plan.summary.total_peak) {
+    // Every later stage is optional: under an expired deadline the best baseline plan stands.
+    std::optional<Plan> pipeline;
+    if (!deadline_.Expired())
+      pipeline = params_.mode == OptimizeMode::kModel ? WholeGraphMode() : RoamMode();
+    Plan plan;
+    if (pipeline) {
+      plan = std::move(*pipeline);
+      FinalLayout(plan);
+      result_.pipeline = {std::string(ToString(params_.mode)), pipeline_order_, pipeline_layout_,
+                          plan.summary};
+    } else {
+      result_.time_limit_hit = !deadline_.Stopped();
+      result_.notes.push_back("the " + std::string(ToString(params_.mode)) +
+                              " pipeline did not run to a plan before the " +
+                              (deadline_.Stopped() ? "interrupt" : "time limit") +
+                              "; the best baseline plan is returned");
+      result_.pipeline = {std::string(ToString(params_.mode)), "not run", "not run",
+                          start_.best_plan.summary};
+    }
+    const Plan& heuristic = start_.best_plan;
+    if (!pipeline) {
+      plan = heuristic;
+      result_.baseline_won = true;
+    } else if (heuristic.summary.total_peak < plan.summary.total_peak) {
+      // Never worse than the best baseline plan.
       result_.notes.push_back(
           "the " + std::string(ToString(params_.mode)) + " pipeline's plan (" +
           std::to_string(plan.summary.total_peak) + " B total) lost to the best baseline plan (" +
-          std::to_string(heuristic_plan_.summary.total_peak) + " B), which is returned instead");
-      plan = heuristic_plan_;
+          std::to_string(heuristic.summary.total_peak) + " B), which is returned instead");
+      plan = heuristic;
       result_.baseline_won = true;
+    }
+    if (result_.baseline_won) {
       result_.order_outcome = PartOutcome::kHeuristic;
       result_.layout_outcome = PartOutcome::kHeuristic;
     }
     // A proof beats every other label: the bound is met, or the layout has no fragmentation.
-    if (plan.summary.theoretical_peak == forced_.bound)
+    if (plan.summary.theoretical_peak == forced_->bound)
       result_.order_outcome = PartOutcome::kOptimal;
     if (plan.summary.actual_peak == plan.summary.theoretical_peak)
       result_.layout_outcome = PartOutcome::kOptimal;
     result_.gap = plan.summary.theoretical_peak > 0
-                      ? static_cast<double>(plan.summary.theoretical_peak - forced_.bound) /
+                      ? static_cast<double>(plan.summary.theoretical_peak - forced_->bound) /
                             static_cast<double>(plan.summary.theoretical_peak)
                       : 0.0;
-    result_.seconds = Elapsed();
+    Report("validate", 0, 0);
+    result_.seconds = deadline_.Elapsed();
     plan.summary.seconds = result_.seconds;
     if (std::string problem = ValidatePlan(graph_, plan); !problem.empty())
       throw std::logic_error("optimizer produced an invalid plan: " + problem);
     result_.plan = std::move(plan);
-    result_.interrupted = Stopped();
+    result_.interrupted = deadline_.Stopped();
     return std::move(result_);
   }
 
  private:
-  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
-  double Remaining() const {
-    if (deadline_ == Clock::time_point::max()) return std::numeric_limits<double>::infinity();
-    return std::chrono::duration<double>(deadline_ - Clock::now()).count();
-  }
-  bool Stopped() const { return control_.stop != nullptr && control_.stop->load(); }
+  double Elapsed() const { return deadline_.Elapsed(); }
+  double Remaining() const { return deadline_.Remaining(); }
+  bool Stopped() const { return deadline_.Stopped(); }
+  bool Expired() const { return deadline_.Expired(); }
   void Report(const char* stage, int done, int total) const {
     if (control_.progress) control_.progress({done, total, Elapsed(), stage});
   }
@@ -120,81 +146,15 @@ class Run {
     return AssemblePlan(graph_, model_, std::move(order), offsets, Elapsed());
   }
 
-  void Baselines() {
-    Report("baselines", 0, 0);
-    program_ = graph_.program_order;
-    std::vector<Bytes> pytorch = PlaceBuffers(
-        "pytorch", PlannedIntervals(model_, ComputeLifetimes(graph_, model_, program_)),
-        params_.alignment);
-    result_.baselines.push_back(
-        {"pytorch", "program", "pytorch", PlanOf(program_, pytorch).summary});
-
-    // The best order of all: program and the greedy schedulers (heuristic = best greedy).
-    candidates_.push_back({"program", program_});
-    for (const std::string& name : kGreedyOrders)
-      candidates_.push_back({name, ScheduleOrder(name, graph_, model_)});
-    auto best_of = [&](size_t count) {
-      size_t best = 0;
-      Bytes best_peak = std::numeric_limits<Bytes>::max();
-      for (size_t c = 0; c < count; ++c)
-        if (const Bytes peak = TheoreticalPeak(graph_, model_, candidates_[c].second);
-            peak < best_peak) {
-          best_peak = peak;
-          best = c;
-        }
-      return best;
-    };
-    // The best baseline plan: every baseline order with best-fit and with llfb, the lowest
-    // actual peak (the lower theoretical peak on ties).
-    std::string baseline_name;
-    for (const auto& [name, order] : candidates_) {
-      const auto intervals = PlannedIntervals(model_, ComputeLifetimes(graph_, model_, order));
-      for (const char* layout : {"best-fit", "llfb"}) {
-        Plan p = PlanOf(order, PlaceBuffers(layout, intervals, params_.alignment));
-        const auto key = [](const Plan& x) {
-          return std::pair(x.summary.actual_peak, x.summary.theoretical_peak);
-        };
-        if (heuristic_plan_.order.empty() || key(p) < key(heuristic_plan_)) {
-          heuristic_plan_ = std::move(p);
-          heuristic_layout_ = layout;
-          baseline_name = name;
-        }
-      }
-    }
-
-    // The pipeline may also start from each order with the weight updates' temporary-making
-    // tails moved after the activation peak (partition/partition.h, UpdatePlacement::kSplit):
-    // nothing depends on a tail but its own ops, so the order stays topological.
-    if (params_.defer_update_tails) {
-      PartitionParams split = params_.partition;
-      split.update_placement = UpdatePlacement::kSplit;
-      std::vector<char> is_tail(U(graph_.num_ops()), 0);
-      for (const WeightUpdateBranch& b : PartitionGraph(graph_, model_, program_, split).branches)
-        if (b.tail)
-          for (OpId op : b.ops) is_tail[U(op)] = 1;
-      const size_t count = candidates_.size();
-      for (size_t c = 0; c < count; ++c) {
-        std::vector<OpId> order;
-        for (int pass = 0; pass < 2; ++pass)
-          for (OpId op : candidates_[c].second)
-            if (is_tail[U(op)] == pass) order.push_back(op);
-        if (order != candidates_[c].second)
-          candidates_.push_back({candidates_[c].first + "+deferred-tails", std::move(order)});
-      }
-    }
-    const size_t start = best_of(candidates_.size());
-    best_order_ = candidates_[start].second;
-    best_order_name_ = candidates_[start].first;
-    result_.baselines.push_back(
-        {"heuristic", baseline_name, heuristic_layout_, heuristic_plan_.summary});
-  }
-
-  Plan WholeGraphMode() {
+  std::optional<Plan> WholeGraphMode() {
     opt::WholeGraphParams p;
     p.time_limit_s = std::max(0.0, std::min(Remaining() - params_.solver_overshoot,
                                             params_.time_limit > 0 ? params_.time_limit : 1e9));
     p.order.solve.stop = control_.stop;
     p.layout.solve.stop = control_.stop;
+    // MODeL's order ILP stops at the first incumbent that meets the certified bound, and is
+    // not built at all when the warm start already does.
+    p.order_lower_bound = forced_->bound;
     Report("whole-graph ILP", 0, 1);
     opt::WholeGraphResult r = opt::OptimizeWholeGraph(graph_, model_, best_order_, p);
     result_.order_outcome = r.order_part.outcome;
@@ -210,18 +170,21 @@ class Run {
   // The search engine on every planned storage under the plan's order, warm-started from its
   // layout, when the layout is above max-live. Keeps the plan's layout unless it is beaten.
   void FinalLayout(Plan& plan) {
-    if (!params_.final_layout.enabled || Stopped() ||
+    if (!params_.final_layout.enabled || Expired() ||
         plan.summary.actual_peak == plan.summary.theoretical_peak)
       return;
-    const double limit =
-        std::min(params_.final_layout.time_limit, Remaining() - params_.solver_overshoot);
-    if (limit <= 0.05) return;
+    // The search looks at the clock at every node, so it needs no overshoot reserve: it gets
+    // what is left of the run (GLPK's reserve here once cost ViT-B/16 its last pass under
+    // every short limit).
+    Report("whole-graph layout", 0, 0);
+    const double limit = std::min(params_.final_layout.time_limit, Remaining());
+    if (limit <= 0.01) return;
     const auto intervals = PlannedIntervals(model_, ComputeLifetimes(graph_, model_, plan.order));
     std::vector<Bytes> offsets;
     for (const Buffer& b : plan.buffers) offsets.push_back(b.offset);
-    Report("whole-graph layout", 0, 0);
     layout::LayoutParams p;
     p.time_limit_s = limit;
+    p.stop = control_.stop;
     p.search.bottom_left = params_.final_layout.bottom_left;
     layout::LayoutResult r =
         layout::SolveLayout(intervals, params_.alignment, p, std::span<const Bytes>(offsets));
@@ -232,14 +195,17 @@ class Run {
     plan = PlanOf(std::move(plan.order), r.offsets);
   }
 
-  SubgraphTree BestPartition() {
+  // The lowest-peak tree over the weight-update placements tried before the deadline; none
+  // when it struck before the first.
+  std::optional<SubgraphTree> BestPartition() {
     std::vector<UpdatePlacement> placements = {params_.partition.update_placement};
     if (params_.best_update_placement)
       placements = {UpdatePlacement::kScheduled, UpdatePlacement::kWhenReady,
                     UpdatePlacement::kAtEnd, UpdatePlacement::kSplit};
-    SubgraphTree best;
+    std::optional<SubgraphTree> best;
     Bytes best_peak = std::numeric_limits<Bytes>::max();
     for (UpdatePlacement placement : placements) {
+      if (Expired()) break;
       PartitionParams p = params_.partition;
       p.update_placement = placement;
       SubgraphTree tree = PartitionGraph(graph_, model_, best_order_, p);
@@ -283,13 +249,16 @@ class Run {
       slot.outcome = PartOutcome::kHeuristic;
       return;
     }
-    if (r.peak < slot.peak) {
+    // Time-limited only when the solver lowered the peak: a different order at the same peak
+    // is no improvement (docs/optimizer.md, "Labels").
+    const bool improved = r.peak < slot.peak;
+    if (improved) {
       slot.order = std::move(r.order);
       slot.peak = r.peak;
     }
     slot.outcome = r.status == ilp::ModelStatus::kOptimal ? PartOutcome::kOptimal
-                   : r.from_warm_start || !r.model_built  ? PartOutcome::kHeuristic
-                                                          : PartOutcome::kTimeLimited;
+                   : improved                             ? PartOutcome::kTimeLimited
+                                                          : PartOutcome::kHeuristic;
   }
 
   // Runs body(i) for i in [0, n) as one task each on an arena of threads_ (this thread is
@@ -323,9 +292,11 @@ class Run {
     (void)finished.load(std::memory_order_acquire);
   }
 
-  Plan RoamMode() {
+  std::optional<Plan> RoamMode() {
     Report("partition", 0, 0);
-    SubgraphTree tree = BestPartition();
+    std::optional<SubgraphTree> best_tree = BestPartition();
+    if (!best_tree) return std::nullopt;
+    SubgraphTree tree = std::move(*best_tree);
     const Bytes input_peak = TheoreticalPeak(graph_, model_, best_order_);
     const Bytes tree_peak = TheoreticalPeak(graph_, model_, tree.order);
     if (tree_peak > input_peak) {
@@ -338,15 +309,14 @@ class Run {
     // Warm starts: the best of the partition's sub-order and every baseline order restricted
     // to the leaf (a restriction of a topological order is topological for the leaf).
     std::vector<std::vector<int>> positions;
-    for (const auto& candidate : candidates_) {
+    for (const std::vector<OpId>* candidate : orders_) {
       std::vector<int> pos(U(graph_.num_ops()));
-      for (size_t s = 0; s < candidate.second.size(); ++s)
-        pos[U(candidate.second[s])] = static_cast<int>(s);
+      for (size_t s = 0; s < candidate->size(); ++s) pos[U((*candidate)[s])] = static_cast<int>(s);
       positions.push_back(std::move(pos));
     }
     const int nl = static_cast<int>(tree.leaves.size());
     std::vector<LeafSlot> slots(U(nl));
-    const bool order_proven = input_peak == forced_.bound;
+    const bool order_proven = input_peak == forced_->bound;
     for (int l = 0; l < nl; ++l) {
       const Leaf& leaf = tree.leaves[U(l)];
       LeafSlot& slot = slots[U(l)];
@@ -361,8 +331,12 @@ class Run {
         }
       }
       slot.peak = slot.warm_peak;
-      for (OpId op : leaf.ops) slot.forced = std::max(slot.forced, forced_.per_op[U(op)]);
-      const bool can_gain = slot.warm_peak > forced_.bound && slot.warm_peak > slot.forced;
+    }
+    LeafForcedResidency(tree, slots);
+    for (int l = 0; l < nl; ++l) {
+      const Leaf& leaf = tree.leaves[U(l)];
+      LeafSlot& slot = slots[U(l)];
+      const bool can_gain = slot.warm_peak > forced_->bound && slot.warm_peak > slot.forced;
       slot.sent = params_.leaf_order.enabled && leaf.ops.size() > 1 &&
                   (!params_.bound_shortcut || (!order_proven && can_gain));
       if (leaf.ops.size() <= 1)
@@ -409,7 +383,7 @@ class Run {
       all_peak_optimal = all_peak_optimal && slot.outcome == PartOutcome::kOptimal;
       any_peak_time_limited = any_peak_time_limited || slot.outcome == PartOutcome::kTimeLimited;
     }
-    result_.peak_leaves_optimal = all_peak_optimal && peak > forced_.bound;
+    result_.peak_leaves_optimal = all_peak_optimal && peak > forced_->bound;
     result_.order_outcome =
         any_peak_time_limited ? PartOutcome::kTimeLimited : PartOutcome::kHeuristic;
     if (result_.peak_leaves_optimal)
@@ -421,6 +395,24 @@ class Run {
     std::vector<Bytes> offsets = Layout(tree, order);
     result_.time_limit_hit = counts.time_limited > 0 || counts.not_started > 0;
     return PlanOf(std::move(order), offsets);
+  }
+
+  // Per leaf, the largest forced residency of its ops, where it matters: a leaf whose warm
+  // start is above the bound goes to the solver only when it is also above that (no order of
+  // the leaf beats it). An op's forced bytes are at most its upper bound, so only ops whose
+  // upper bound reaches their leaf's warm-start peak need evaluating.
+  void LeafForcedResidency(const SubgraphTree& tree, std::vector<LeafSlot>& slots) {
+    std::vector<OpId> needed;
+    for (size_t l = 0; l < slots.size(); ++l) {
+      if (slots[l].warm_peak <= forced_->bound) continue;
+      for (OpId op : tree.leaves[l].ops)
+        if (!forced_->evaluated[U(op)] && forced_->upper[U(op)] >= slots[l].warm_peak)
+          needed.push_back(op);
+    }
+    EvaluateForced(graph_, model_, deps_, needed, start_.forced);
+    for (size_t l = 0; l < slots.size(); ++l)
+      for (OpId op : tree.leaves[l].ops)
+        slots[l].forced = std::max(slots[l].forced, forced_->per_op[U(op)]);
   }
 
   std::vector<Bytes> Layout(const SubgraphTree& tree, const std::vector<OpId>& order) {
@@ -455,29 +447,33 @@ class Run {
       std::vector<Bytes> greedy = ilp::GreedyLayout(local, params_.alignment, pinned);
       LayoutSlot& slot = slots[U(l)];
       slot.offsets = greedy;
-      const double remaining = Remaining() - params_.solver_overshoot;
+      // GLPK needs its overshoot reserve; the search looks at the clock at every node.
+      const bool ilp = params_.leaf_layout.engine == LayoutEngine::kIlp;
+      const double remaining = Remaining() - (ilp ? params_.solver_overshoot : 0.0);
       if (!params_.leaf_layout.enabled || local.size() < 2 ||
-          static_cast<int>(local.size()) > params_.leaf_layout.max_storages || Stopped() ||
-          remaining <= 0.05 || LayoutHeight(local, greedy) == MaxLiveBytes(local))
+          static_cast<int>(local.size()) > params_.leaf_layout.max_storages || Expired() ||
+          remaining <= 0.01 || LayoutHeight(local, greedy) == MaxLiveBytes(local))
         return;
       const double limit = std::min(params_.leaf_layout.time_limit, remaining);
       slot.solved = true;
-      if (params_.leaf_layout.engine == LayoutEngine::kIlp) {
+      if (ilp) {
         ilp::LayoutIlpParams p;
         p.pinned_bottom = pinned;
         p.solve.time_limit_s = limit;
         p.solve.stop = control_.stop;
         ilp::LayoutIlpResult r =
             ilp::SolveLayoutIlp(local, params_.alignment, p, std::span<const Bytes>(greedy));
+        const bool improved = r.height < LayoutHeight(local, greedy);
         if (r.height <= LayoutHeight(local, greedy)) slot.offsets = std::move(r.offsets);
         slot.outcome = r.status == ilp::ModelStatus::kOptimal ? PartOutcome::kOptimal
-                       : r.from_warm_start || !r.model_built  ? PartOutcome::kHeuristic
-                                                              : PartOutcome::kTimeLimited;
+                       : improved                             ? PartOutcome::kTimeLimited
+                                                              : PartOutcome::kHeuristic;
         return;
       }
       layout::LayoutParams p;
       p.pinned_bottom = pinned;
       p.time_limit_s = limit;
+      p.stop = control_.stop;
       p.search.bottom_left = params_.leaf_layout.bottom_left;
       layout::LayoutResult r =
           layout::SolveLayout(local, params_.alignment, p, std::span<const Bytes>(greedy));
@@ -494,7 +490,12 @@ class Run {
       if (slots[U(l)].solved) ++result_.leaves.layouts_solved;
       any_time_limited = any_time_limited || slots[U(l)].outcome == PartOutcome::kTimeLimited;
     }
-    MergeResult merged = MergeLayouts(intervals, leaves, params_.alignment);
+    Report("merge", 0, 0);
+    MergeParams merge;
+    merge.search_time_limit_s = std::min(merge.search_time_limit_s, std::max(0.001, Remaining()));
+    merge.stop = control_.stop;
+    merge.search_reassignment = merge.search_reassignment && !Expired();
+    MergeResult merged = MergeLayouts(intervals, leaves, params_.alignment, merge);
     merge_stats_ = merged.stats;
 
     // The merge against the greedy layouts on the same lifetimes: keep the lowest.
@@ -521,15 +522,15 @@ class Run {
   const Graph& graph_;
   const OptimizerParams& params_;
   const RunControl& control_;
-  Clock::time_point started_, deadline_;
+  Deadline deadline_;
   int threads_ = 1;
   MemoryModel model_;
   Dependencies deps_;
-  ForcedResidency forced_;
-  std::vector<OpId> program_, best_order_;
-  std::string best_order_name_, heuristic_layout_, pipeline_order_, pipeline_layout_;
-  std::vector<std::pair<std::string, std::vector<OpId>>> candidates_;
-  Plan heuristic_plan_;
+  opt::StartingPoint start_;
+  const ForcedResidency* forced_ = nullptr;       // start_.forced
+  std::vector<const std::vector<OpId>*> orders_;  // the candidates' orders
+  std::vector<OpId> best_order_;
+  std::string best_order_name_, pipeline_order_, pipeline_layout_;
   MergeStats merge_stats_;
   OptimizeResult result_;
 };

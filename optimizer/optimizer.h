@@ -10,9 +10,11 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/deadline.h"
 #include "core/graph.h"
 #include "core/plan.h"
 #include "ilp/order_ilp.h"
@@ -64,6 +66,9 @@ struct OptimizeResult {
   double seconds = 0.0;
 };
 
+// Stages, in the order a run reports them: "baselines", "lower bound", "partition",
+// "leaf orders", "leaf layouts", "merge", "whole-graph ILP" (model mode), "whole-graph layout",
+// "validate".
 struct Progress {
   int leaves_done = 0, leaves_total = 0;
   double elapsed = 0.0;
@@ -74,6 +79,12 @@ struct RunControl {
   // Set by another thread (a signal handler's flag): stop the solvers, return the best valid
   // plan found so far with `interrupted` set.
   const std::atomic<bool>* stop = nullptr;
+  // When the run's time budget (OptimizerParams::time_limit) started: the command line starts
+  // it before the input is loaded or generated, so that generation counts. Default: now.
+  std::optional<Deadline::Clock::time_point> started;
+  // The clock every stage reads (tests inject one to make the deadline pass at a chosen
+  // stage). Empty: the steady clock.
+  Deadline::Now now;
   std::function<void(const Progress&)> progress;  // never called by two threads at once
   // Solves one leaf's order in place of ilp::SolveOrderIlp (same arguments; called from
   // several threads at once). Empty: the real solver. Tests inject solver failures here.

@@ -6,17 +6,18 @@
 namespace roam::opt {
 namespace {
 
-PartOutcome Outcome(ilp::ModelStatus status, bool model_built, bool from_warm_start) {
+// Time-limited only when the solver improved on its warm start: an equal value found another
+// way is no improvement (docs/optimizer.md, "Labels").
+PartOutcome Outcome(ilp::ModelStatus status, Bytes value, Bytes warm_start) {
   if (status == ilp::ModelStatus::kOptimal) return PartOutcome::kOptimal;
-  if (!model_built || from_warm_start) return PartOutcome::kHeuristic;
-  return PartOutcome::kTimeLimited;
+  return value < warm_start ? PartOutcome::kTimeLimited : PartOutcome::kHeuristic;
 }
 
 // The order and layout results share these fields; value and warm_start are the peak or height.
 template <typename IlpResult>
 PartReport Report(const IlpResult& r, Bytes value, Bytes warm_start) {
   PartReport part;
-  part.outcome = Outcome(r.status, r.model_built, r.from_warm_start);
+  part.outcome = Outcome(r.status, value, warm_start);
   part.status = r.status;
   part.value = value;
   part.lower_bound = r.lower_bound;
@@ -52,11 +53,27 @@ WholeGraphResult OptimizeWholeGraph(const Graph& graph, const MemoryModel& model
   ilp::OrderIlpParams order_params = params.order;
   order_params.solve.time_limit_s =
       std::max(0.0, params.time_limit_s * std::clamp(params.order_share, 0.0, 1.0));
-  const Dependencies deps = BuildDependencies(graph);
-  ilp::OrderIlpResult order =
-      ilp::SolveOrderIlp(graph, model, deps, WholeGraph(graph, model), warm_order, order_params);
-  result.order = order.order;
-  result.order_part = Report(order, order.peak, order.warm_start_peak);
+  const Bytes warm_peak = TheoreticalPeak(graph, model, warm_order);
+  if (warm_peak <= params.order_lower_bound) {
+    // The warm start meets a proven bound: it is optimal, and there is nothing to solve.
+    result.order.assign(warm_order.begin(), warm_order.end());
+    result.order_part.outcome = PartOutcome::kOptimal;
+    result.order_part.status = ilp::ModelStatus::kOptimal;
+    result.order_part.value = result.order_part.warm_start = warm_peak;
+    result.order_part.lower_bound = params.order_lower_bound;
+    result.order_part.note = "the warm start meets the lower bound; no ILP was built";
+  } else {
+    order_params.solve.stop_at_objective = static_cast<double>(params.order_lower_bound);
+    const Dependencies deps = BuildDependencies(graph);
+    ilp::OrderIlpResult order =
+        ilp::SolveOrderIlp(graph, model, deps, WholeGraph(graph, model), warm_order, order_params);
+    result.order = order.order;
+    result.order_part = Report(order, order.peak, order.warm_start_peak);
+    if (order.peak <= params.order_lower_bound) {
+      result.order_part.outcome = PartOutcome::kOptimal;  // the bound is the proof
+      result.order_part.status = ilp::ModelStatus::kOptimal;
+    }
+  }
 
   const auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, result.order));
   ilp::LayoutIlpParams layout_params = params.layout;

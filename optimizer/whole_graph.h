@@ -23,6 +23,9 @@ struct WholeGraphParams {
   double order_share = 0.5;
   ilp::OrderIlpParams order;    // its time limit is set from the budget
   ilp::LayoutIlpParams layout;  // likewise
+  // A proven lower bound on the peak (the certified bound): the order ILP stops at the first
+  // incumbent that meets it, and is not run when the warm start already does.
+  Bytes order_lower_bound = 0;
 };
 
 enum class PartOutcome { kOptimal, kTimeLimited, kHeuristic };

@@ -21,6 +21,8 @@ CrossingCounts CountCrossings(const Leaf& leaf) {
     ++c.count[static_cast<int>(s.crossing)];
     c.bytes[static_cast<int>(s.crossing)] += s.size;
   }
+  c.count[static_cast<int>(Crossing::kLiveThroughout)] += leaf.untouched_through_count;
+  c.bytes[static_cast<int>(Crossing::kLiveThroughout)] += leaf.untouched_through_bytes;
   return c;
 }
 

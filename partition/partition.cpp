@@ -204,22 +204,17 @@ SubgraphTree WindowPartition(const Graph& graph, const MemoryModel& model,
 
   tree.nodes.push_back(SubgraphNode{NodeType::kRoot, -1, {}, {}, {}, -1, n});
   tree.leaf_of_op.assign(U(n), -1);
+  std::vector<Subgraph> windows = OrderWindows(graph, model, order, cuts);
   for (size_t w = 0; w + 1 < cuts.size(); ++w) {
     Leaf leaf;
-    static_cast<Subgraph&>(leaf) = OrderWindow(graph, model, order, cuts[w], cuts[w + 1]);
+    static_cast<Subgraph&>(leaf) = std::move(windows[w]);
     const int id = static_cast<int>(tree.leaves.size());
     leaf.node = static_cast<int>(tree.nodes.size());
     leaf.first_step = cuts[w];
     leaf.over_limit = static_cast<int>(leaf.ops.size()) > params.node_limit;
-    for (const LeafStorage& b : leaf.storages) {
-      const bool entry = b.crossing == Crossing::kCreatedOutsideFreedInside ||
-                         b.crossing == Crossing::kLiveThroughout;
-      const bool exit = b.crossing == Crossing::kCreatedInsideFreedOutside ||
-                        b.crossing == Crossing::kLiveThroughout;
-      if (entry) leaf.entry_bytes += b.size;
-      if (exit) leaf.exit_bytes += b.size;
-      if (entry && exit) leaf.throughout_bytes += b.size;
-    }
+    leaf.entry_bytes = leaf.EntryBytes();
+    leaf.exit_bytes = leaf.ExitBytes();
+    leaf.throughout_bytes = leaf.ThroughoutBytes();
     for (OpId op : leaf.ops) tree.leaf_of_op[U(op)] = id;
     SubgraphNode node{NodeType::kDependent, 0, {}, {id}, {}, id, static_cast<int>(leaf.ops.size())};
     node.parts.push_back({cuts[w], cuts[w + 1] - 1, 0, 0, order[U(cuts[w])], kNoOp});

@@ -240,6 +240,23 @@ void Partitioner::ClassifyStorages() {
   for (OpId op = 0; op < n_; ++op)
     for (StorageId sid : model_.Touches(op)) touching[U(fill[U(sid)]++)] = tree_.leaf_of_op[U(op)];
 
+  // The leaves are consecutive windows of the tree's order: classified as such, in linear
+  // time (core/subgraph.h; untouched live-throughout storages are counted, not listed).
+  std::vector<int> cuts;
+  for (const Leaf& leaf : tree_.leaves) cuts.push_back(leaf.first_step);
+  cuts.push_back(static_cast<int>(tree_.order.size()));
+  std::vector<Subgraph> windows;
+  if (nl > 0) windows = OrderWindows(graph_, model_, tree_.order, cuts);
+  for (int l = 0; l < nl; ++l) {
+    Leaf& leaf = tree_.leaves[U(l)];
+    leaf.storages = std::move(windows[U(l)].storages);
+    leaf.untouched_through_bytes = windows[U(l)].untouched_through_bytes;
+    leaf.untouched_through_count = windows[U(l)].untouched_through_count;
+    leaf.entry_bytes = leaf.EntryBytes();
+    leaf.exit_bytes = leaf.ExitBytes();
+    leaf.throughout_bytes = leaf.ThroughoutBytes();
+  }
+
   SubgraphNode& root = tree_.nodes[0];
   for (StorageId sid = 0; sid < ns; ++sid) {
     const Storage& storage = model_.storages[U(sid)];
@@ -250,19 +267,6 @@ void Partitioner::ClassifyStorages() {
     const OpId creator = Creator(sid);
     const int created = tree_.leaf_of_op[U(creator)];
     const int freed = storage.output ? nl : *(end - 1);
-    for (int l = created; l <= std::min(freed, nl - 1); ++l) {
-      Crossing c =
-          l == created
-              ? (freed == created ? Crossing::kInner : Crossing::kCreatedInsideFreedOutside)
-              : (l == freed ? Crossing::kCreatedOutsideFreedInside : Crossing::kLiveThroughout);
-      Leaf& leaf = tree_.leaves[U(l)];
-      leaf.storages.push_back({sid, storage.size, c});
-      if (c == Crossing::kCreatedOutsideFreedInside || c == Crossing::kLiveThroughout)
-        leaf.entry_bytes += storage.size;
-      if (c == Crossing::kCreatedInsideFreedOutside || c == Crossing::kLiveThroughout)
-        leaf.exit_bytes += storage.size;
-      if (c == Crossing::kLiveThroughout) leaf.throughout_bytes += storage.size;
-    }
     // ROAM's rule: what the forward pass creates is laid out where it is freed; what the
     // backward pass or the optimizer creates, where it is created.
     int layout = created;

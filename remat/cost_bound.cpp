@@ -139,7 +139,10 @@ OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematPa
   if (graph.num_ops() == 0 || total <= 0 || params.overhead_bound_cuts <= 0) return out;
   const MemoryModel model = BuildMemoryModel(graph, params.alignment);
   const Dependencies deps = BuildDependencies(graph);
-  const ForcedResidency forced = CertifiedLowerBound(graph, model, deps);
+  // Every op that may force more than the budget is evaluated: those are the possible cuts.
+  ForcedParams forced_params;
+  forced_params.evaluate_above = budget;
+  const ForcedResidency forced = CertifiedLowerBound(graph, model, deps, forced_params);
   // Only where the storages forced live exceed the budget must anything be recomputed; the
   // most forced steps bound best (on ResNet-50 the turn from forward to backward).
   std::vector<OpId> cuts;

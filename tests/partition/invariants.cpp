@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 
 namespace roam::testing {
@@ -58,8 +59,14 @@ void CheckPartitionInvariants(const Graph& graph, const MemoryModel& model,
   for (int l = 0; l < nl; ++l) {
     const Leaf& leaf = tree.leaves[U(l)];
     const Step b = leaf.first_step, e = b + static_cast<Step>(leaf.ops.size()) - 1;
+    // Listed: the storages some op of the leaf touches; the untouched live-throughout ones
+    // are only counted (core/subgraph.h).
+    std::set<StorageId> touched;
+    for (OpId op : leaf.ops)
+      for (StorageId sid : model.Touches(op)) touched.insert(sid);
     std::map<StorageId, Crossing> expected;
-    Bytes entry = 0, exit = 0, throughout = 0;
+    Bytes entry = 0, exit = 0, throughout = 0, untouched = 0;
+    int untouched_count = 0;
     for (StorageId sid : model.planned) {
       const Storage& s = model.storages[U(sid)];
       const Step start = life[U(sid)].start;
@@ -68,7 +75,13 @@ void CheckPartitionInvariants(const Graph& graph, const MemoryModel& model,
       Crossing c = start >= b ? (end <= e ? Crossing::kInner : Crossing::kCreatedInsideFreedOutside)
                               : (end <= e ? Crossing::kCreatedOutsideFreedInside
                                           : Crossing::kLiveThroughout);
-      expected[sid] = c;
+      if (touched.count(sid) > 0) {
+        expected[sid] = c;
+      } else {
+        EXPECT_EQ(c, Crossing::kLiveThroughout) << "storage " << sid << " in leaf " << l;
+        untouched += s.size;
+        ++untouched_count;
+      }
       if (start < b) entry += s.size;
       if (end > e) exit += s.size;
       if (start < b && end > e) throughout += s.size;
@@ -79,6 +92,8 @@ void CheckPartitionInvariants(const Graph& graph, const MemoryModel& model,
       got[ls.storage] = ls.crossing;
     }
     EXPECT_EQ(got, expected) << "leaf " << l;
+    EXPECT_EQ(leaf.untouched_through_bytes, untouched) << "leaf " << l;
+    EXPECT_EQ(leaf.untouched_through_count, untouched_count) << "leaf " << l;
     EXPECT_EQ(leaf.entry_bytes, entry);
     EXPECT_EQ(leaf.exit_bytes, exit);
     EXPECT_EQ(leaf.throughout_bytes, throughout);

@@ -1,0 +1,45 @@
+// What the optimizer's tests share: presets by name, and the checks every result must pass.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+#include "gen/config.h"
+#include "gen/generate.h"
+#include "optimizer/optimizer.h"
+
+namespace roam::testing {
+
+inline Graph Preset(const std::string& name, std::vector<std::string> overrides = {}) {
+  return gen::GenerateGraph(gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name, overrides));
+}
+
+// Valid, never worse than either baseline, labels true by docs/optimizer.md's definitions, and
+// the leaf counts adding up.
+inline void ExpectTruthful(const Graph& graph, const OptimizeResult& r) {
+  EXPECT_EQ(ValidatePlan(graph, r.plan), "");
+  const PlanSummary& s = r.plan.summary;
+  EXPECT_LE(r.lower_bound, s.theoretical_peak);
+  if (r.order_outcome == PartOutcome::kOptimal) {
+    EXPECT_EQ(s.theoretical_peak, r.lower_bound) << "an optimal order needs the bound met";
+  }
+  if (r.layout_outcome == PartOutcome::kOptimal) {
+    EXPECT_EQ(s.actual_peak, s.theoretical_peak) << "an optimal layout has no fragmentation";
+  }
+  if (s.theoretical_peak == r.lower_bound) {
+    EXPECT_EQ(r.order_outcome, PartOutcome::kOptimal);
+  }
+  EXPECT_LE(s.total_peak, r.baselines[1].summary.total_peak);
+  EXPECT_LE(s.total_peak, r.baselines[0].summary.total_peak);
+  if (r.mode == OptimizeMode::kRoam) {
+    const LeafCounts& c = r.leaves;
+    EXPECT_EQ(c.sent_to_solver + c.skipped_by_bound + c.not_started + c.single_op, c.total)
+        << "every leaf is sent, skipped, not started or a single op";
+    EXPECT_LE(c.proved_optimal + c.time_limited + c.solver_errors, c.sent_to_solver);
+  }
+}
+
+}  // namespace roam::testing
