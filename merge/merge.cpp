@@ -76,6 +76,37 @@ std::vector<Bytes> SearchReassignment(std::span<const Interval> intervals,
   }
 }
 
+// Per interval, the most bytes live at any step of its lifetime (a sparse table of the memory
+// profile's range maxima: O(steps log steps)).
+std::vector<Bytes> BusiestStep(std::span<const Interval> intervals) {
+  Step steps = 0;
+  for (const Interval& in : intervals) steps = std::max(steps, in.end + 1);
+  std::vector<Bytes> delta(U(steps) + 1, 0);
+  for (const Interval& in : intervals) {
+    delta[U(in.start)] += in.size;
+    delta[U(in.end) + 1] -= in.size;
+  }
+  std::vector<std::vector<Bytes>> table(1, std::vector<Bytes>(U(steps)));
+  Bytes live = 0;
+  for (Step t = 0; t < steps; ++t) table[0][U(t)] = live += delta[U(t)];
+  for (Step width = 2; width <= steps; width *= 2) {
+    const std::vector<Bytes>& prev = table.back();
+    std::vector<Bytes> next(U(steps - width + 1));
+    for (Step t = 0; t + width <= steps; ++t)
+      next[U(t)] = std::max(prev[U(t)], prev[U(t + width / 2)]);
+    table.push_back(std::move(next));
+  }
+  std::vector<Bytes> out(intervals.size(), 0);
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    const Step a = intervals[i].start, b = intervals[i].end;
+    int level = 0;
+    while ((Step{2} << level) <= b - a + 1) ++level;
+    const Step width = Step{1} << level;
+    out[i] = std::max(table[U(level)][U(a)], table[U(level)][U(b - width + 1)]);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<OpId> ConcatenateOrders(std::span<const std::vector<OpId>> leaf_orders, int num_ops) {
@@ -169,7 +200,8 @@ MergeResult MergeLayouts(std::span<const Interval> intervals, std::span<const Le
     for (size_t k = 0; k < leaf.buffers.size(); ++k) {
       const int b = leaf.buffers[k];
       result.offsets[U(b)] = base + leaf.offsets[k];
-      if (leaf.activation[k]) stacked_activations.Insert(intervals[U(b)], result.offsets[U(b)]);
+      if (leaf.activation[k] && intervals[U(b)].size > 0)
+        stacked_activations.Insert(intervals[U(b)], result.offsets[U(b)]);
     }
   }
   result.stats.stacked_height = LayoutHeight(intervals, result.offsets);
@@ -184,9 +216,13 @@ MergeResult MergeLayouts(std::span<const Interval> intervals, std::span<const Le
     return std::pair(intervals[U(b)].size,
                      static_cast<Bytes>(intervals[U(b)].end - intervals[U(b)].start));
   };
-  // Stronger first among buffers starting at the same step, so the sweep keeps them.
+  // A buffer live where the live bytes are highest has the least room to move: a hole it
+  // leaves there is one nothing else can fill. So after activations, the busiest step of a
+  // buffer's lifetime decides which of two stays.
+  const std::vector<Bytes> busiest = BusiestStep(intervals);
   auto stronger = [&](int a, int b) {
     if (is_activation[U(a)] != is_activation[U(b)]) return is_activation[U(a)] != 0;
+    if (busiest[U(a)] != busiest[U(b)]) return busiest[U(a)] > busiest[U(b)];
     return weight(a) > weight(b);
   };
   std::vector<int> by_start(U(n));
@@ -254,18 +290,23 @@ MergeResult MergeLayouts(std::span<const Interval> intervals, std::span<const Le
     }
   }
   result.stats.reassigned = static_cast<int>(to_place.size());
-  std::vector<Bytes> searched;
-  if (params.search_reassignment && !to_place.empty())
-    searched = SearchReassignment(intervals, to_place, stacked, result.offsets, alignment, params);
+  // The search starts from best-fit's reassignment as it was before sliding down; it runs only
+  // when that, slid down, is above max-live (nothing can be lower than max-live).
+  const std::vector<Bytes> best_fit = result.offsets;
   if (params.slide_down) SlideDown(intervals, result.offsets, alignment);
   result.stats.height = result.stats.best_fit_height = LayoutHeight(intervals, result.offsets);
-  if (!searched.empty()) {
-    if (params.slide_down) SlideDown(intervals, searched, alignment);
-    const Bytes height = LayoutHeight(intervals, searched);
-    if (height < result.stats.height) {
-      result.offsets = std::move(searched);
-      result.stats.height = height;
-      result.stats.by_search = true;
+  if (params.search_reassignment && !to_place.empty() &&
+      result.stats.height > MaxLiveBytes(intervals)) {
+    std::vector<Bytes> searched =
+        SearchReassignment(intervals, to_place, stacked, best_fit, alignment, params);
+    if (!searched.empty()) {
+      if (params.slide_down) SlideDown(intervals, searched, alignment);
+      const Bytes height = LayoutHeight(intervals, searched);
+      if (height < result.stats.height) {
+        result.offsets = std::move(searched);
+        result.stats.height = height;
+        result.stats.by_search = true;
+      }
     }
   }
   return result;

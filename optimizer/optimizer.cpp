@@ -428,10 +428,15 @@ class Run {
       LeafLayout& out = leaves[U(l)];
       for (StorageId sid : leaf.layout) {
         out.buffers.push_back(interval_of[U(sid)]);
-        // An activation: created in an earlier leaf, freed in this one (ROAM's rule lays out
-        // forward activations where they are freed).
+        // An activation (ROAM eq 9: pinned at the bottom, stacked): made by the forward pass
+        // in an earlier leaf and freed by a later pass. A forward temporary that only crosses
+        // into the next forward leaf is not one: pinned under the long-lived activations
+        // created as it dies, it would leave its hole under them for the whole backward.
         const OpId creator = graph_.tensors[U(model_.storages[U(sid)].root)].producer;
-        out.activation.push_back(tree.leaf_of_op[U(creator)] != l);
+        const OpId freer = order[U(intervals[U(interval_of[U(sid)])].end)];
+        out.activation.push_back(tree.leaf_of_op[U(creator)] != l &&
+                                 tree.phases.phase[U(creator)] == Phase::kForward &&
+                                 tree.phases.phase[U(freer)] != Phase::kForward);
       }
     }
     std::vector<LayoutSlot> slots(U(nl));
