@@ -59,10 +59,13 @@ struct SearchParams {
   // the buffer's sections), in the orders WAT, TAW and TWA, each key breaking the previous
   // one's ties. false: roam's four, by section total, by width counted in sections, by area
   // over sections and by size. A count of sections ranks a short buffer that crosses many
-  // others' starts and ends as long; its duration says how long the program holds it, and
-  // longest first is what fits MiniMalloc's public instances I and K, where the section
-  // counts found nothing in 30 s (perf/RESULTS.md, "MiniMalloc's public benchmark").
-  bool minimalloc_preorders = true;
+  // others' starts and ends as long; a duration says how long the program holds it. Longest
+  // first fits MiniMalloc's public instances I and K, where the section counts found nothing
+  // in 30 s, so `roam layout` turns it on for MiniMalloc's problems; off by default, as on
+  // training graphs' lifetimes (op positions) it packs worse: remat's layered graphs of 500
+  // and 1,000 ops no longer reached their theoretical peak within the node budget
+  // (perf/RESULTS.md, "MiniMalloc's public benchmark").
+  bool minimalloc_preorders = false;
   // Minimise the height by binary search over capacities; false: descend from the incumbent
   // one byte at a time (each probe asks for a layout lower than the best so far).
   bool capacity_search = true;
@@ -91,8 +94,10 @@ struct SearchParams {
   // explanations), so a packing only it solves (MiniMalloc's instance K) is found after one
   // cheap run per round instead of after all the bottom-left runs of the round. The first
   // round keeps it last: most packings fit in one of its bottom-left dives, which a failed
-  // candidate run of the full limit would only delay.
-  bool portfolio_first = true;
+  // candidate run of the full limit would only delay. Off by default: a packing that needs a
+  // second round and that the candidate branching does not solve pays one such run per round
+  // (roam's own tight instances: +4,300 to 4,450 nodes); `roam layout` turns it on.
+  bool portfolio_first = false;
   // With bottom_left: of the sections at the lowest floor, branch on the one the fewest
   // buffers can rest on (fail first; none: only the empty branch); false: the earliest.
   bool fewest_candidates = true;

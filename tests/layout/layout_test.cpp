@@ -70,6 +70,7 @@ std::vector<SearchParams> EveryCombination() {
     p.unanswered_bisections = mask & 1024 ? 1 : 0;
     p.failure_cache = mask & 512;
     p.portfolio = mask & 256;
+    if (p.portfolio_first && !p.portfolio) continue;  // the same search as with it off
     p.static_decomposition = mask & 1;
     p.dynamic_decomposition = mask & 2;
     p.section_inference = mask & 4;
@@ -494,9 +495,6 @@ TEST(LayoutSearch, BackjumpingAndConflictOrderingShrinkTheSearchOnPerfectPacking
     params.time_limit_s = 0;
     params.capacity = capacity;
     params.max_nodes = 2'000'000;  // a bound on the slowest variant, not an expectation
-    // The preorders these figures were taken with: under MiniMalloc's, the search without
-    // backjumping misses 300/1 within the bound.
-    params.search.minimalloc_preorders = false;
     const LayoutResult r = SolveLayout(in, 32, params);
     EXPECT_EQ(r.height, capacity) << n << "/" << seed;
     ordered += r.nodes;
@@ -553,6 +551,7 @@ TEST(LayoutSearch, RankingByDurationFitsAPackingTheSectionCountsMissWithinABudge
   params.time_limit_s = 0;
   params.capacity = capacity;
   params.max_nodes = 5'000;
+  params.search.minimalloc_preorders = true;
   const LayoutResult by_duration = SolveLayout(in, 1024, params);
   EXPECT_EQ(by_duration.height, capacity);
   EXPECT_EQ(by_duration.status, LayoutStatus::kOptimal);
