@@ -19,6 +19,7 @@ struct LayoutOptions {
   Bytes capacity = 0;    // 0 = none
   double time_limit_s = 60.0;
   std::string engine = "search";
+  std::string order = "minimalloc";
   bool json = false;
 };
 
@@ -39,6 +40,11 @@ Answer SolveWithSearch(const layout::CsvProblem& problem, std::span<const Interv
   layout::LayoutParams params;
   params.time_limit_s = options.time_limit_s;
   if (options.capacity > 0) params.capacity = options.capacity;
+  // A CSV's times are the program's own (CsvIntervals keeps them), which MiniMalloc's
+  // preorders rank by; the library's defaults are tuned for training graphs' op positions.
+  const bool minimalloc = options.order == "minimalloc";
+  params.search.minimalloc_preorders = minimalloc;
+  params.search.portfolio_first = minimalloc;
   std::vector<Bytes> hints;
   for (const layout::CsvRow& row : problem.rows) {
     params.buffer_alignments.push_back(row.alignment);
@@ -177,6 +183,12 @@ void AddLayoutCommand(CLI::App& app, Action& action) {
                   "search: MiniMalloc-style exact search (docs/layout.md); ilp: the GLPK layout "
                   "ILP (docs/ilp.md)")
       ->check(CLI::IsMember({"search", "ilp"}))
+      ->capture_default_str();
+  cmd->add_option("--order", options->order,
+                  "search: minimalloc: MiniMalloc's preorders (by duration in the file's time "
+                  "units) with the candidate branching leading every round after the first; "
+                  "roam: the library's defaults, tuned for training graphs (docs/layout.md)")
+      ->check(CLI::IsMember({"minimalloc", "roam"}))
       ->capture_default_str();
   cmd->add_flag("--json", options->json, "Print the result as one JSON object");
   cmd->callback([options, &action] { action = [options] { return RunLayout(*options); }; });

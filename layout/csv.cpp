@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -148,6 +149,23 @@ CsvProblem ParseLayoutCsv(std::string_view text, std::string_view source) {
 CsvProblem LoadLayoutCsv(const std::string& path) { return ParseLayoutCsv(ReadFile(path), path); }
 
 std::vector<Interval> CsvIntervals(std::span<const CsvRow> rows) {
+  std::vector<Interval> intervals;
+  intervals.reserve(rows.size());
+  if (rows.empty()) return intervals;
+  // The file's own time units, shifted to start at 0, when they fit a step: the search's
+  // preorders rank buffers by how long they live (SearchParams::minimalloc_preorders), which
+  // ranks would distort.
+  std::int64_t first = rows.front().lower, last = rows.front().upper;
+  for (const CsvRow& r : rows) {
+    first = std::min(first, r.lower);
+    last = std::max(last, r.upper);
+  }
+  if (last - first < std::numeric_limits<Step>::max()) {
+    for (const CsvRow& r : rows)
+      intervals.push_back(
+          {r.size, static_cast<Step>(r.lower - first), static_cast<Step>(r.upper - 1 - first)});
+    return intervals;
+  }
   std::vector<std::int64_t> times;
   for (const CsvRow& r : rows) {
     times.push_back(r.lower);
@@ -158,8 +176,6 @@ std::vector<Interval> CsvIntervals(std::span<const CsvRow> rows) {
   auto rank = [&](std::int64_t t) {
     return static_cast<Step>(std::lower_bound(times.begin(), times.end(), t) - times.begin());
   };
-  std::vector<Interval> intervals;
-  intervals.reserve(rows.size());
   for (const CsvRow& r : rows) intervals.push_back({r.size, rank(r.lower), rank(r.upper) - 1});
   return intervals;
 }

@@ -42,8 +42,9 @@ struct CsvProblem {
 CsvProblem ParseLayoutCsv(std::string_view text, std::string_view source);
 CsvProblem LoadLayoutCsv(const std::string& path);
 
-// The rows as intervals over dense steps (time values compressed by rank, which keeps
-// exactly the pairs of rows whose ranges intersect).
+// The rows as intervals: in the file's time units shifted to start at 0 when they fit a Step
+// (durations then stay what the file says), otherwise over dense steps (time values compressed
+// by rank). Either keeps exactly the pairs of rows whose ranges intersect.
 std::vector<Interval> CsvIntervals(std::span<const CsvRow> rows);
 
 // MiniMalloc's output: "id,lower,upper,size[,alignment],offset" and one line per row, in

@@ -264,7 +264,8 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
   }
 
   try {
-    std::vector<std::vector<int>> preorders = detail::Preorders(instance);
+    std::vector<std::vector<int>> preorders =
+        detail::Preorders(instance, params.search.minimalloc_preorders);
     if (!params.search.multiple_preorders) preorders.resize(1);
     // Restarts: the first preorder with its ranks shuffled within a window, seeded by position
     // so that the call stays deterministic.
@@ -279,21 +280,38 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
       for (int r = 0; r < n; ++r) rank[U(keyed[U(r)].second)] = r;
       preorders.push_back(std::move(rank));
     }
-    // The portfolio's extra entry: the candidate branching over the first preorder.
-    const bool portfolio = params.search.bottom_left && params.search.portfolio;
-    const size_t num_preorders = preorders.size() + (portfolio ? 1 : 0);
+    // The round-robin's entries: a preorder each, and the portfolio's extra entry, the
+    // candidate branching over the first preorder.
+    struct Entry {
+      size_t preorder;
+      bool candidate_branching;
+    };
+    std::vector<Entry> entries;  // in the first round; portfolio_first reorders the later ones
+    for (size_t k = 0; k < preorders.size(); ++k) entries.push_back({k, false});
+    std::vector<Entry> later = entries;
+    if (params.search.bottom_left && params.search.portfolio) {
+      entries.push_back({0, true});
+      later.insert(params.search.portfolio_first ? later.begin() : later.end(), {0, true});
+    }
     detail::Searcher searcher(instance, params.search);
     searcher.set_stop(params.stop);
     std::vector<Bytes> found(U(n), 0);
     bool budget_spent = false;
-    auto probe = [&](Bytes cap, std::int64_t node_limit) {
+    auto probe = [&](Bytes cap, std::int64_t node_limit, int round) {
       ++result.probes;
+      const std::vector<Entry>& order = round == 0 ? entries : later;
       Probe answer = Probe::kFits;
       for (Partition& p : parts) {
         if (p.height <= cap) continue;
         if (cap <= p.infeasible_at) return Probe::kInfeasible;
         Probe part = Probe::kUnknown;
-        for (size_t k = 0; k < num_preorders && part == Probe::kUnknown; ++k) {
+        for (size_t k = 0; k < order.size() && part == Probe::kUnknown; ++k) {
+          const Entry& entry = order[k];
+          // A group too large for the bottom-left branching runs the candidate branching over
+          // every preorder: the portfolio's entry would repeat the first one's run.
+          if (entry.candidate_branching &&
+              static_cast<std::int64_t>(p.buffers.size()) > params.search.bottom_left_max_buffers)
+            continue;
           std::int64_t limit = node_limit + static_cast<std::int64_t>(p.buffers.size());
           if (params.max_nodes > 0) {
             limit = std::min(limit, params.max_nodes - result.nodes);
@@ -303,9 +321,8 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
             }
           }
           const detail::SearchOutcome outcome =
-              k < preorders.size()
-                  ? searcher.Run(p.buffers, preorders[k], cap, limit, deadline, found)
-                  : searcher.Run(p.buffers, preorders.front(), cap, limit, deadline, found, true);
+              searcher.Run(p.buffers, preorders[entry.preorder], cap, limit, deadline, found,
+                           entry.candidate_branching);
           result.nodes += searcher.nodes();
           if (outcome == detail::SearchOutcome::kFound) {
             for (int b : p.buffers) best[U(b)] = found[U(b)];
@@ -327,7 +344,7 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
       const std::int64_t node_limit = sp.initial_node_limit
                                       << std::min(round, 40);  // doubles; capped against overflow
       if (capacity) {
-        const Probe answer = probe(*capacity, node_limit);
+        const Probe answer = probe(*capacity, node_limit, round);
         if (answer == Probe::kFits)
           return finish(LayoutStatus::kFeasible, "a layout within the capacity was found");
         if (answer == Probe::kInfeasible) {
@@ -345,8 +362,8 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
                                                 : floor + (hi() - 1 - floor) / 2;
           // Probes above the bound improve the incumbent (anytime); the bound's own probe gets
           // the full budget, as tight instances are won or lost there.
-          const Probe answer =
-              probe(cap, first ? node_limit : std::max(sp.initial_node_limit, node_limit / 4));
+          const Probe answer = probe(
+              cap, first ? node_limit : std::max(sp.initial_node_limit, node_limit / 4), round);
           first = false;
           if (answer == Probe::kInfeasible) {
             lo = std::max(lo, cap + 1);

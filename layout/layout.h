@@ -53,9 +53,20 @@ struct SearchParams {
   // group's buffers times their sections, and on whole training graphs (4,000 buffers) one
   // dive then took 8 s instead of 0.8 s (perf/RESULTS.md, "Layout search").
   int unallocated_floor_max_buffers = 1'000;
-  // Round-robin over four static preorders (by section total, lifetime width, area and size,
-  // each with the others as tie-breaks) under the node limit; false: the first only.
+  // Round-robin over the static preorders under the node limit; false: the first only.
   bool multiple_preorders = true;
+  // The preorders are MiniMalloc's three: by duration W (the lifetime in the intervals' own
+  // time steps, end - start + 1), area A (size x W) and section total T (the largest load among
+  // the buffer's sections), in the orders WAT, TAW and TWA, each key breaking the previous
+  // one's ties. false: roam's four, by section total, by width counted in sections, by area
+  // over sections and by size. A count of sections ranks a short buffer that crosses many
+  // others' starts and ends as long; a duration says how long the program holds it. Longest
+  // first fits MiniMalloc's public instances I and K, where the section counts found nothing
+  // in 30 s, so `roam layout` turns it on for MiniMalloc's problems; off by default, as on
+  // training graphs' lifetimes (op positions) it packs worse: remat's layered graphs of 500
+  // and 1,000 ops no longer reached their theoretical peak within the node budget
+  // (perf/RESULTS.md, "MiniMalloc's public benchmark").
+  bool minimalloc_preorders = false;
   // Minimise the height by binary search over capacities; false: descend from the incumbent
   // one byte at a time (each probe asks for a layout lower than the best so far).
   bool capacity_search = true;
@@ -79,6 +90,15 @@ struct SearchParams {
   // first preorder joins the round-robin as one more entry: each branching solves perfect
   // packings the other does not within the limit (perf/RESULTS.md, "Tight instances").
   bool portfolio = true;
+  // With portfolio: from the second round on, its entry opens each round of the round-robin
+  // instead of closing it. Its candidate nodes cost a fraction of the bottom-left ones (no
+  // explanations), so a packing only it solves (MiniMalloc's instance K) is found after one
+  // cheap run per round instead of after all the bottom-left runs of the round. The first
+  // round keeps it last: most packings fit in one of its bottom-left dives, which a failed
+  // candidate run of the full limit would only delay. Off by default: a packing that needs a
+  // second round and that the candidate branching does not solve pays one such run per round
+  // (roam's own tight instances: +4,300 to 4,450 nodes); `roam layout` turns it on.
+  bool portfolio_first = false;
   // With bottom_left: of the sections at the lowest floor, branch on the one the fewest
   // buffers can rest on (fail first; none: only the empty branch); false: the earliest.
   bool fewest_candidates = true;

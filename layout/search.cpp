@@ -36,10 +36,12 @@ Instance MakeInstance(std::span<const Interval> intervals, std::span<const Bytes
   };
   in.first.resize(n);
   in.last.resize(n);
+  in.duration.resize(n);
   in.num_sections = times.empty() ? 0 : static_cast<int>(times.size()) - 1;
   std::vector<Bytes> delta(times.size() + 1, 0);
   for (size_t b = 0; b < n; ++b) {
     in.size[b] = intervals[b].size;
+    in.duration[b] = std::int64_t{intervals[b].end} + 1 - intervals[b].start;
     in.first[b] = rank(intervals[b].start);
     in.last[b] = rank(std::int64_t{intervals[b].end} + 1);
     delta[U(in.first[b])] += in.size[b];
@@ -70,7 +72,7 @@ std::vector<std::vector<int>> SplitByTime(const Instance& in, std::span<const in
   return groups;
 }
 
-std::vector<std::vector<int>> Preorders(const Instance& in) {
+std::vector<std::vector<int>> Preorders(const Instance& in, bool minimalloc) {
   const int n = static_cast<int>(in.size.size());
   // Section total of a buffer: the largest load among its sections (a prefix maximum would
   // need a sparse table; a direct scan is fine at these sizes since it runs once).
@@ -90,6 +92,20 @@ std::vector<std::vector<int>> Preorders(const Instance& in) {
     return rank;
   };
   // Larger first: keys are negated.
+  if (minimalloc) {
+    // In double: a size times a duration in the caller's time units can pass 2^63.
+    std::vector<double> time_area(U(n));
+    for (int b = 0; b < n; ++b)
+      time_area[U(b)] = static_cast<double>(in.size[U(b)]) * static_cast<double>(in.duration[U(b)]);
+    auto w = [&](int b) { return -in.duration[U(b)]; };
+    auto a = [&](int b) { return -time_area[U(b)]; };
+    auto t = [&](int b) { return -total[U(b)]; };
+    return {
+        ranks([&](int b) { return std::make_tuple(w(b), a(b), t(b), b); }),
+        ranks([&](int b) { return std::make_tuple(t(b), a(b), w(b), b); }),
+        ranks([&](int b) { return std::make_tuple(t(b), w(b), a(b), b); }),
+    };
+  }
   return {
       ranks([&](int b) { return std::make_tuple(-total[U(b)], -width[U(b)], -area[U(b)], b); }),
       ranks([&](int b) { return std::make_tuple(-width[U(b)], -total[U(b)], -area[U(b)], b); }),

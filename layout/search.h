@@ -34,6 +34,10 @@ struct Instance {
   // Per buffer: the previous (lower-indexed) free buffer of the same size, alignment and
   // lifetime, or -1 (SearchParams::identical_buffers).
   std::vector<int> twin;
+  // Per buffer: its lifetime in the intervals' own steps (end - start + 1), MiniMalloc's width
+  // (SearchParams::minimalloc_preorders); a count of sections instead ranks a short buffer
+  // that crosses many others' starts and ends as long.
+  std::vector<std::int64_t> duration;
   int num_sections = 0;
 };
 
@@ -45,10 +49,12 @@ Instance MakeInstance(std::span<const Interval> intervals, std::span<const Bytes
 // group touches.
 std::vector<std::vector<int>> SplitByTime(const Instance& instance, std::span<const int> buffers);
 
-// The preorders of the search (rank per buffer, lower = earlier): by the largest section total
-// the buffer covers, by lifetime width, by area (size x width), by size, each breaking ties
-// with the others, then by index.
-std::vector<std::vector<int>> Preorders(const Instance& instance);
+// The preorders of the search (rank per buffer, lower = earlier), each breaking ties with the
+// next keys, then by index. With minimalloc: MiniMalloc's three, by duration, area (size x
+// duration) and section total (the largest load among the buffer's sections) in the orders
+// WAT, TAW and TWA. Otherwise roam's four: by section total, by width in sections, by area
+// (size x width), by size.
+std::vector<std::vector<int>> Preorders(const Instance& instance, bool minimalloc);
 
 enum class SearchOutcome { kFound, kInfeasible, kAborted };
 

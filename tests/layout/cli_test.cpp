@@ -109,6 +109,30 @@ TEST_F(LayoutCli, AlignmentOffsetAndHintColumnsAreHonoured) {
       << ilp.err;
 }
 
+TEST_F(LayoutCli, MiniMallocsOrderIsTheDefaultAndFitsWithFewerNodesWhereDurationsMatter) {
+  // A suite-like packing (1 KiB units, 250 buffers) that the preorders by duration fit in a
+  // few thousand nodes and the library's by sections in over 11,000 (layout_test's
+  // RankingByDurationFitsAPackingTheSectionCountsMissWithinABudget).
+  std::mt19937_64 rng(28);
+  auto in = testing::PerfectPacking(rng, 250, 1 << 20, 1024, 1024);
+  std::string problem = Write("p.csv", ToCsv(in));
+  std::int64_t nodes[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    std::vector<std::string> args = {"layout",       problem, "--capacity", "1048576",
+                                     "--time-limit", "60",    "--json"};
+    if (k == 1) args.insert(args.end(), {"--order", "roam"});
+    auto r = RunRoam(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto doc = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(doc["fits"].get<bool>());
+    nodes[k] = doc["nodes"].get<std::int64_t>();
+  }
+  EXPECT_LT(3 * nodes[0], nodes[1]);
+  auto bad = RunRoam({"layout", problem, "--order", "alphabetical"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("alphabetical"), std::string::npos) << bad.err;
+}
+
 TEST_F(LayoutCli, CollidingFixedOffsetsAndUnknownEnginesAreBadInput) {
   std::string problem = Write("p.csv", "id,lower,upper,size,offset\na,0,10,4,0\nb,5,15,4,2\n");
   auto r = RunRoam({"layout", problem});

@@ -42,6 +42,31 @@ TEST(LayoutCsv, HalfOpenRangesThatOnlyTouchDoNotOverlap) {
   EXPECT_EQ(SolveLayout(in, 1, {}).height, 6);
 }
 
+TEST(LayoutCsv, IntervalsKeepTheFilesDurationsWhenTheyFitAStep) {
+  // The preorders rank buffers by how long they live: ranks would make the 1,000-unit buffer
+  // a and the 10-unit buffer c look alike (each spans two of the four distinct times).
+  auto rows =
+      ParseLayoutCsv("id,lower,upper,size\na,100,1100,1\nb,1100,1110,1\nc,1110,1120,1\n", "p.csv")
+          .rows;
+  auto in = CsvIntervals(rows);
+  EXPECT_EQ(in[0].start, 0);  // shifted so that the earliest lower is 0
+  EXPECT_EQ(in[0].end - in[0].start + 1, 1000);
+  EXPECT_EQ(in[2].end - in[2].start + 1, 10);
+  EXPECT_LT(in[0].end, in[1].start);
+  // Times wider than a step are compressed by rank, which keeps which pairs intersect.
+  rows = ParseLayoutCsv(
+             "id,lower,upper,size\na,0,5000000000,1\nb,4000000000,6000000000,1\n"
+             "c,5000000000,7000000000,1\n",
+             "p.csv")
+             .rows;
+  in = CsvIntervals(rows);
+  EXPECT_EQ(in[0].start, 0);
+  EXPECT_EQ(in[2].end, 3);  // one before the rank of its upper, the last of five times
+  EXPECT_GE(in[0].end, in[1].start);
+  EXPECT_LT(in[0].end, in[2].start);
+  EXPECT_GE(in[1].end, in[2].start);
+}
+
 TEST(LayoutCsv, BadInputNamesFileLineAndColumn) {
   EXPECT_EQ(ErrorOf(""), "p.csv:1: empty file: expected the header id,lower,upper,size");
   EXPECT_EQ(ErrorOf("id,lower,size\n"), "p.csv:1: header lacks the column 'upper'");

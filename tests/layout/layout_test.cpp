@@ -42,9 +42,10 @@ void ExpectValid(std::span<const Interval> in, const LayoutResult& r, Bytes alig
 // bottom_left off, those of the bottom-left branching with it on.
 std::vector<SearchParams> EveryCombination() {
   std::vector<SearchParams> all;
-  for (int mask = 0; mask < 1024; ++mask) {
+  for (int mask = 0; mask < 2048; ++mask) {
     SearchParams p;
     p.bottom_left = false;
+    p.minimalloc_preorders = mask & 1024;
     p.static_decomposition = mask & 1;
     p.dynamic_decomposition = mask & 2;
     p.canonical = mask & 4;
@@ -59,14 +60,17 @@ std::vector<SearchParams> EveryCombination() {
     p.initial_node_limit = 8;  // several rounds, so the doubling is exercised too
     all.push_back(p);
   }
-  for (int mask = 0; mask < 8192; ++mask) {
+  for (int mask = 0; mask < 32768; ++mask) {
     SearchParams p;
     p.bottom_left = true;
+    p.minimalloc_preorders = mask & 16384;
+    p.portfolio_first = mask & 8192;
     p.conflict_ordering = mask & 4096;
     p.backjumping = mask & 2048;
     p.unanswered_bisections = mask & 1024 ? 1 : 0;
     p.failure_cache = mask & 512;
     p.portfolio = mask & 256;
+    if (p.portfolio_first && !p.portfolio) continue;  // the same search as with it off
     p.static_decomposition = mask & 1;
     p.dynamic_decomposition = mask & 2;
     p.section_inference = mask & 4;
@@ -514,11 +518,71 @@ TEST(LayoutSearch, PreordersGiveFourDistinctOrdersOnAPerfectPacking) {
   std::mt19937_64 rng(15);
   const auto in = PerfectPacking(rng, 120, 1 << 14, 200, 32);
   const std::vector<Bytes> align(in.size(), 32), free(in.size(), -1);
-  const auto orders = detail::Preorders(detail::MakeInstance(in, align, free));
+  const auto orders = detail::Preorders(detail::MakeInstance(in, align, free), false);
   ASSERT_EQ(orders.size(), 4u);
   EXPECT_EQ(orders[0], orders[1]);
   EXPECT_NE(orders[3], orders[0]);
   EXPECT_NE(orders[3], orders[2]);
+}
+
+TEST(LayoutSearch, MiniMallocsPreordersRankByDurationNotBySections) {
+  // a lives 100 steps over two sections, d 52 steps over three, b 3 steps over three (c and d
+  // end inside it), c 1 step: counted in sections b and d are the widest, in steps a is.
+  const std::vector<Interval> in = {{1, 0, 99}, {4, 100, 102}, {2, 101, 101}, {1, 50, 101}};
+  const std::vector<Bytes> align(in.size(), 1), free(in.size(), -1);
+  const detail::Instance instance = detail::MakeInstance(in, align, free);
+  const auto mm = detail::Preorders(instance, true);  // ranks, lower = earlier
+  ASSERT_EQ(mm.size(), 3u);
+  EXPECT_EQ(mm[0], (std::vector<int>{0, 2, 3, 1}));  // WAT: a, d, b, c
+  // TAW: the buffers under the fullest section (b, c, d: 7) first, by area, a last.
+  EXPECT_EQ(mm[1], (std::vector<int>{3, 1, 2, 0}));
+  const auto roam = detail::Preorders(instance, false);
+  EXPECT_LT(roam[1][1], roam[1][0]);  // by width in sections, b before a
+}
+
+TEST(LayoutSearch, RankingByDurationFitsAPackingTheSectionCountsMissWithinABudget) {
+  // One of roam_perf_layout's suite-like packings (1 KiB units, 250 buffers): with the
+  // preorders by duration it fits in under 3,000 nodes, with those by sections it takes over
+  // 11,000.
+  std::mt19937_64 rng(28);
+  const Bytes capacity = Bytes{1} << 20;
+  const auto in = PerfectPacking(rng, 250, capacity, 1024, 1024);
+  LayoutParams params;
+  params.time_limit_s = 0;
+  params.capacity = capacity;
+  params.max_nodes = 5'000;
+  params.search.minimalloc_preorders = true;
+  const LayoutResult by_duration = SolveLayout(in, 1024, params);
+  EXPECT_EQ(by_duration.height, capacity);
+  EXPECT_EQ(by_duration.status, LayoutStatus::kOptimal);
+  params.search.minimalloc_preorders = false;
+  const LayoutResult by_sections = SolveLayout(in, 1024, params);
+  EXPECT_GT(by_sections.height, capacity);
+  EXPECT_EQ(by_sections.status, LayoutStatus::kTimeLimit);
+}
+
+TEST(LayoutSearch, ThePortfolioRepeatsNoRunWhereTheBottomLeftBranchingIsNotUsed) {
+  // Groups above bottom_left_max_buffers run the candidate branching over every preorder, so
+  // the portfolio's entry (the candidate branching over the first) would only repeat a run
+  // that failed: with or without it, the same nodes and layouts.
+  std::mt19937_64 rng(17);
+  std::int64_t most = 0;
+  for (int i = 0; i < 6; ++i) {
+    const auto in = PerfectPacking(rng, 60, 1 << 12, 40, 16);
+    LayoutParams params;
+    params.time_limit_s = 0;
+    params.capacity = Bytes{1} << 12;
+    params.search.initial_node_limit = 20;
+    params.search.bottom_left_max_buffers = 10;
+    const LayoutResult with = SolveLayout(in, 16, params);
+    params.search.portfolio = false;
+    const LayoutResult without = SolveLayout(in, 16, params);
+    EXPECT_EQ(with.height, Bytes{1} << 12) << i;
+    EXPECT_EQ(with.nodes, without.nodes) << i;
+    EXPECT_EQ(with.offsets, without.offsets) << i;
+    most = std::max(most, with.nodes);
+  }
+  EXPECT_GT(most, 20 + 60);  // some packing needed a second round, where a repeat would show
 }
 
 TEST(LayoutSearch, StoppingTheBisectionEarlyShrinksTheMinimisationOfPerfectPackings) {
