@@ -97,6 +97,7 @@ TEST(Optimizer, EveryPresetGetsAValidPlanNeverWorseThanTheBestBaseline) {
     if (family == "token") {
       small.push_back("model.n_layer=2");
       small.push_back("model.seq_len=64");
+      if (preset == gen::Family::kLlama) small.push_back("model.n_positions=64");
     } else {
       small.push_back("model.image_size=64");
     }
