@@ -186,7 +186,7 @@ TEST(LlamaAttention, GroupedQueryAttentionRepeatsTheKeyValueHeads) {
 
 TEST(LlamaAttention, TheFusedOpSavesTheLogsumexpAndNoProbabilities) {
   // Long enough that the attention matrix [B, H, T, T] outweighs every other tensor.
-  const std::vector<std::string> longer = {"model.seq_len=256", "model.n_positions=256"};
+  const std::vector<std::string> longer = {"model.seq_len=1024", "model.n_positions=1024"};
   std::vector<std::string> fused = longer;
   fused.push_back("model.attention=sdpa");
   const Config c = Preset("llama-tiny", fused);
@@ -211,6 +211,18 @@ TEST(LlamaAttention, TheFusedOpSavesTheLogsumexpAndNoProbabilities) {
     // three input gradients, k and v at the query's head count (after repeat_kv).
     EXPECT_EQ(g.ops[U(backward)].inputs.size(), 6u);
     EXPECT_EQ(OutputSizes(g, backward), std::vector<Bytes>(3, 2 * B * H * T * hd));
+    // Causal: half of q kᵀ's and p v's 2·T·T·hd multiply-adds per head; backward 2.5 times;
+    // the cost is the larger of the FLOPs and the bytes moved (gen/cost.h).
+    auto bytes = [&](OpId id) {
+      double total = 0.0;
+      for (TensorId t : g.ops[U(id)].inputs) total += static_cast<double>(g.tensors[U(t)].size);
+      for (Bytes b : OutputSizes(g, id)) total += static_cast<double>(b);
+      return kCostPerByte * total;
+    };
+    const double flops = 2.0 * static_cast<double>(B * H * T * T * hd);
+    ASSERT_GT(flops, bytes(static_cast<OpId>(i)));  // compute-bound at this length
+    EXPECT_DOUBLE_EQ(g.op_costs[i].value_or(0.0), std::max(flops, bytes(static_cast<OpId>(i))));
+    EXPECT_DOUBLE_EQ(g.op_costs[U(backward)].value_or(0.0), std::max(2.5 * flops, bytes(backward)));
   }
   // The probabilities are never materialised; the unfused ops make them.
   for (const Tensor& t : g.tensors) EXPECT_LT(t.size, scores);
