@@ -124,8 +124,11 @@ Graph Llama(const ModelConfig& m, const TrainingConfig& training) {
   // dimensions dispatches aten.alias instead (PyTorch 1.13's indexing).
   const V cos = o.Cast(o.Slice(rope_cos, 0, 0, T), act);
   const V sin = o.Cast(o.Slice(rope_sin, 0, 0, T), act);
-  const V mask =
-      T == m.n_positions ? o.Alias(causal_mask) : o.Slice(o.Slice(causal_mask, 0, 0, T), 1, 0, T);
+  // The fused kernel masks by itself (is_causal): the mask is only sliced for the math path.
+  V mask = kNone;
+  if (m.attention == Attention::kMath)
+    mask =
+        T == m.n_positions ? o.Alias(causal_mask) : o.Slice(o.Slice(causal_mask, 0, 0, T), 1, 0, T);
   for (const Layer& l : layers) {
     const V x = rms_norm(h, l.attention_norm);
     V q = o.View(ac.Linear(x, l.wq), {B, T, H, hd});

@@ -163,7 +163,8 @@ class Llama(nn.Module):
         # products stay in it rather than promoting to float32.
         act = torch.get_autocast_cpu_dtype() if torch.is_autocast_cpu_enabled() else h.dtype
         cos, sin = self.rope_cos[:T].to(act), self.rope_sin[:T].to(act)
-        mask = self.causal_mask[:T, :T]
+        # The fused kernel masks by itself (is_causal): only the math path slices the mask.
+        mask = self.causal_mask[:T, :T] if self.config.attention == "math" else None
         for layer in self.layers:
             h = layer(h, cos, sin, mask)
         return self.output(self.norm(h))
