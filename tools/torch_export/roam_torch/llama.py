@@ -161,7 +161,12 @@ class Llama(nn.Module):
         h = self.tok_embeddings(idx)
         # Cast once to the dtype q and k have (bfloat16 under autocast), so the rotation's
         # products stay in it rather than promoting to float32.
-        act = torch.get_autocast_cpu_dtype() if torch.is_autocast_cpu_enabled() else h.dtype
+        if torch.is_autocast_enabled():  # CUDA autocast
+            act = torch.get_autocast_gpu_dtype()
+        elif torch.is_autocast_cpu_enabled():
+            act = torch.get_autocast_cpu_dtype()
+        else:
+            act = h.dtype
         cos, sin = self.rope_cos[:T].to(act), self.rope_sin[:T].to(act)
         # The fused kernel masks by itself (is_causal): only the math path slices the mask.
         mask = self.causal_mask[:T, :T] if self.config.attention == "math" else None
