@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
   }
   const gen::ModelConfig& m = config.model;
   const bool transformer = m.family == gen::Family::kGpt2 || m.family == gen::Family::kBert ||
-                           m.family == gen::Family::kVit;
+                           m.family == gen::Family::kVit || m.family == gen::Family::kLlama;
   if ((transformer && m.n_layer > 2) || (m.family == gen::Family::kResnet && m.depth > 50))
     return 0;
   Graph graph;

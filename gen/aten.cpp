@@ -220,7 +220,8 @@ V Ops::Clone(V x) {
 }
 
 V Ops::Add(V a, V b) {
-  V out = t_.Emit1("aten.add", {a, b}, Broadcast(t_.shape(a), t_.shape(b)), t_.dtype(a));
+  V out = t_.Emit1("aten.add", {a, b}, Broadcast(t_.shape(a), t_.shape(b)),
+                   PromoteTypes(t_.dtype(a), t_.dtype(b)));
   t_.Record({out}, {a, b}, [](Tape&, const std::vector<V>& g, const std::vector<bool>& need) {
     return std::vector<V>{need[0] ? g[0] : kNone, need[1] ? g[0] : kNone};
   });
@@ -236,11 +237,15 @@ V Ops::AddInPlace(V a, V b) {
 }
 
 V Ops::Mul(V a, V b) {
-  V out = t_.Emit1("aten.mul", {a, b}, Broadcast(t_.shape(a), t_.shape(b)), t_.dtype(a));
+  V out = t_.Emit1("aten.mul", {a, b}, Broadcast(t_.shape(a), t_.shape(b)),
+                   PromoteTypes(t_.dtype(a), t_.dtype(b)));
+  // MulBackward0 computes the second operand's gradient first (like mm's).
   t_.Record({out}, {a, b}, [a, b](Tape& t, const std::vector<V>& g, const std::vector<bool>& need) {
     std::vector<V> r(2, kNone);
-    if (need[0]) r[0] = t.Emit1("aten.mul", {g[0], b}, t.shape(g[0]), t.dtype(g[0]));
-    if (need[1]) r[1] = t.Emit1("aten.mul", {g[0], a}, t.shape(g[0]), t.dtype(g[0]));
+    if (need[1])
+      r[1] = t.Emit1("aten.mul", {g[0], a}, t.shape(g[0]), PromoteTypes(t.dtype(g[0]), t.dtype(a)));
+    if (need[0])
+      r[0] = t.Emit1("aten.mul", {g[0], b}, t.shape(g[0]), PromoteTypes(t.dtype(g[0]), t.dtype(b)));
     return r;
   });
   return out;

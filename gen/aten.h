@@ -51,6 +51,24 @@ class Ops {
   V Cat(const std::vector<V>& xs, std::int64_t dim);
   V Dropout(V x, double p);
 
+  // ---- mixed precision and the llama family (gen/aten_decoder.cpp) ---------------------------
+  // x.to(dtype): aten._to_copy, backward _to_copy back; x itself when it has the dtype already
+  // (Tensor.to returns self without dispatching).
+  V Cast(V x, DType dtype);
+  V AddScalar(V x);  // x + a Python number
+  V PowScalar(V x);  // x.pow(2)
+  V Rsqrt(V x);
+  V Neg(V x);
+  V Silu(V x);
+  V Unsqueeze(V x, std::int64_t dim);
+  V Alias(V x);  // what indexing returns when every slice of the index is elided
+  // F.scaled_dot_product_attention(q, k, v, is_causal=True) on [B, H, T, hd] as PyTorch 2.x
+  // runs it on a GPU: one aten._scaled_dot_product_flash_attention, which returns the output
+  // (in the kernel's [B, T, H, hd] layout, seen as [B, H, T, hd]) and the float32 logsumexp
+  // [B, H, T], and saves q, k, v, the output and the logsumexp; no probabilities. Its backward
+  // is one _scaled_dot_product_flash_attention_backward giving the three input gradients.
+  V ScaledDotProductAttention(V q, V k, V v);
+
   // ---- matrix products ----------------------------------------------------------------------
   V Mm(V a, V b);
   V Bmm(V a, V b);

@@ -39,6 +39,15 @@ Bytes DTypeSize(DType dtype) {
   return 4;
 }
 
+DType PromoteTypes(DType a, DType b) {
+  if (a == b) return a;
+  auto floating = [](DType d) {
+    return d == DType::kFloat32 || d == DType::kFloat16 || d == DType::kBFloat16;
+  };
+  if (floating(a) != floating(b)) return floating(a) ? a : b;
+  return floating(a) ? DType::kFloat32 : a;  // integer pairs do not occur in the models
+}
+
 std::string_view ToString(DType dtype) {
   switch (dtype) {
     case DType::kFloat32:
@@ -235,8 +244,9 @@ std::vector<V> Tape::Emit(std::string_view name, const std::vector<V>& inputs,
   std::vector<V> result;
   result.reserve(outputs.size());
   for (const Out& out : outputs)
-    result.push_back(NewTensor(out.shape, ContiguousStrides(out.shape), out.dtype, DefaultKind(),
-                               op, kNoTensor));
+    result.push_back(NewTensor(out.shape,
+                               out.strides.empty() ? ContiguousStrides(out.shape) : out.strides,
+                               out.dtype, DefaultKind(), op, kNoTensor));
   SetCost(op, inputs, result);
   return result;
 }
@@ -413,7 +423,10 @@ void Tape::Backward(V loss) {
     const std::vector<Edge> next = nodes_[U(n)].next;
     for (size_t i = 0; i < next.size(); ++i) {
       if (next[i].node < 0 || outs[i] == kNone) continue;
-      outs[i] = SumTo(outs[i], nodes_[U(next[i].node)].input_shapes[U(next[i].input_nr)]);
+      const Node& target = nodes_[U(next[i].node)];
+      outs[i] = SumTo(outs[i], target.input_shapes[U(next[i].input_nr)]);
+      const DType want = target.input_dtypes[U(next[i].input_nr)];
+      if (dtype(outs[i]) != want) outs[i] = Emit1("aten._to_copy", {outs[i]}, shape(outs[i]), want);
     }
     for (size_t i = 0; i < next.size(); ++i) {
       const Edge e = next[i];

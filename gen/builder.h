@@ -13,7 +13,9 @@
 // Backward() simulates torch.autograd's engine: dependency counting from the loss, a ready
 // queue ordered by sequence number (latest forward node first, AccumulateGrad nodes before
 // everything), gradients of a tensor used twice summed with aten.add when the second arrives,
-// and broadcast gradients reduced by sum + view before they are passed on.
+// broadcast gradients reduced by sum + view before they are passed on, and a gradient whose
+// dtype differs from its input's (a float32 gradient reaching a bfloat16 operand of a promoted
+// add) cast with aten._to_copy, as the engine's validate_outputs does.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,9 @@ namespace roam::gen {
 
 enum class DType : std::uint8_t { kFloat32, kFloat16, kBFloat16, kInt64, kBool, kUInt8 };
 Bytes DTypeSize(DType dtype);
+// The result dtype of a binary op on two tensors with dimensions (torch.result_type): the same
+// dtype, else float32 for two different floating types.
+DType PromoteTypes(DType a, DType b);
 std::string_view ToString(DType dtype);
 
 // The most ops one generated graph may have (docs/configs.md, "Limits"): 2^18 is over 20 times
@@ -101,6 +106,7 @@ class Tape {
   struct Out {
     Shape shape;
     DType dtype;
+    Shape strides = {};  // empty: contiguous; else a kernel's own layout (flash attention's)
   };
   // An op producing fresh contiguous tensors. kNone inputs are skipped.
   std::vector<V> Emit(std::string_view name, const std::vector<V>& inputs,

@@ -26,7 +26,11 @@ constexpr Named<Family> kFamilies[] = {
     {Family::kVgg, "vgg"},
     {Family::kAlexnet, "alexnet"},
     {Family::kMobilenetV2, "mobilenet_v2"},
+    {Family::kLlama, "llama"},
 };
+constexpr Named<Attention> kAttentions[] = {{Attention::kSdpa, "sdpa"}, {Attention::kMath, "math"}};
+constexpr Named<Precision> kPrecisions[] = {{Precision::kFp32, "fp32"},
+                                            {Precision::kBf16Mixed, "bf16-mixed"}};
 constexpr Named<OptimizerKind> kOptimizers[] = {
     {OptimizerKind::kSgd, "sgd"}, {OptimizerKind::kAdam, "adam"}, {OptimizerKind::kAdamW, "adamw"}};
 constexpr Named<DType> kDTypes[] = {
@@ -68,6 +72,10 @@ std::vector<std::string> FamilyKeys(Family family) {
     case Family::kMobilenetV2:
       add({"width_mult", "image_size", "num_classes", "dropout"});
       break;
+    case Family::kLlama:  // no dropout in LLaMA
+      add({"n_layer", "n_embd", "n_head", "n_kv_head", "n_inner", "attention", "seq_len", "vocab",
+           "n_positions", "tie_embeddings"});
+      break;
   }
   return keys;
 }
@@ -81,8 +89,9 @@ std::vector<std::string> AllModelKeys() {
 }
 
 const std::vector<std::string> kSections = {"model", "training", "planner", "remat"};
-const std::vector<std::string> kTrainingKeys = {"optimizer",    "lr",    "momentum", "nesterov",
-                                                "weight_decay", "beta1", "beta2",    "eps"};
+const std::vector<std::string> kTrainingKeys = {"optimizer", "lr",           "momentum",
+                                                "nesterov",  "weight_decay", "beta1",
+                                                "beta2",     "eps",          "precision"};
 // Channel counts scale with width_mult; beyond this a network's width is no longer a
 // MobileNetV2 (and the double-to-integer channel arithmetic would leave its range).
 constexpr int kMaxWidthMult = 1024;
@@ -116,6 +125,10 @@ void ReadModel(const Reader& r, const YAML::Node& node, ModelConfig& m) {
       m.n_head = r.Integer(v, path, 1);
     else if (key == "n_inner")
       m.n_inner = r.Integer(v, path, 0);
+    else if (key == "n_kv_head")
+      m.n_kv_head = r.Integer(v, path, 0);
+    else if (key == "attention")
+      m.attention = r.Choice(v, path, kAttentions);
     else if (key == "dropout") {
       m.dropout = r.Number(v, path);
       if (m.dropout < 0.0 || m.dropout >= 1.0)
@@ -148,13 +161,26 @@ void ReadModel(const Reader& r, const YAML::Node& node, ModelConfig& m) {
     }
   }
 
-  const bool transformer =
-      m.family == Family::kGpt2 || m.family == Family::kBert || m.family == Family::kVit;
+  const bool transformer = m.family == Family::kGpt2 || m.family == Family::kBert ||
+                           m.family == Family::kVit || m.family == Family::kLlama;
   if (transformer && m.n_embd % m.n_head != 0)
     r.Fail("model.n_embd", node["n_embd"],
            std::to_string(m.n_embd) + " is not divisible by model.n_head (" +
                std::to_string(m.n_head) + ")");
-  if ((m.family == Family::kGpt2 || m.family == Family::kBert) && m.seq_len > m.n_positions)
+  if (m.family == Family::kLlama) {
+    if (m.n_kv_head == 0) m.n_kv_head = m.n_head;
+    if (m.n_head % m.n_kv_head != 0)
+      r.Fail("model.n_kv_head", node["n_kv_head"],
+             "model.n_head (" + std::to_string(m.n_head) + ") is not divisible by " +
+                 std::to_string(m.n_kv_head) + ": each key/value head serves a whole group");
+    if ((m.n_embd / m.n_head) % 2 != 0)
+      r.Fail("model.n_head", node["n_head"],
+             "the head width n_embd / n_head = " + std::to_string(m.n_embd / m.n_head) +
+                 " must be even: the rotary embedding rotates pairs");
+  }
+  const bool token =
+      m.family == Family::kGpt2 || m.family == Family::kBert || m.family == Family::kLlama;
+  if (token && m.seq_len > m.n_positions)
     r.Fail("model.seq_len", node["seq_len"],
            std::to_string(m.seq_len) + " exceeds model.n_positions (" +
                std::to_string(m.n_positions) + ")");
@@ -183,12 +209,14 @@ void ReadModel(const Reader& r, const YAML::Node& node, ModelConfig& m) {
                " (at least " + std::to_string(min_image) + ")");
 }
 
-void ReadTraining(const Reader& r, const YAML::Node& node, TrainingConfig& t) {
+void ReadTraining(const Reader& r, const YAML::Node& node, const ModelConfig& m,
+                  TrainingConfig& t) {
   OptimizerKind kind = OptimizerKind::kAdam;
   if (YAML::Node o = node["optimizer"]; o.IsDefined() && !o.IsNull())
     kind = r.Choice(o, "training.optimizer", kOptimizers);
   t = TrainingDefaults(kind);
-  std::vector<std::string> allowed = {"optimizer", "lr", "weight_decay"};
+  if (m.family == Family::kLlama) t.precision = Precision::kBf16Mixed;
+  std::vector<std::string> allowed = {"optimizer", "lr", "weight_decay", "precision"};
   if (kind == OptimizerKind::kSgd)
     allowed.insert(allowed.end(), {"momentum", "nesterov"});
   else
@@ -213,6 +241,8 @@ void ReadTraining(const Reader& r, const YAML::Node& node, TrainingConfig& t) {
       t.nesterov = r.Bool(v, path);
     else if (key == "weight_decay")
       t.weight_decay = r.NonNegative(v, path);
+    else if (key == "precision")
+      t.precision = r.Choice(v, path, kPrecisions);
     else if (key == "beta1")
       t.beta1 = beta(r.Number(v, path));
     else if (key == "beta2")
@@ -224,6 +254,15 @@ void ReadTraining(const Reader& r, const YAML::Node& node, TrainingConfig& t) {
   }
   if (t.nesterov && t.momentum <= 0.0)
     r.Fail("training.nesterov", node["nesterov"], "needs a positive training.momentum");
+  if (t.precision != Precision::kFp32 && m.family != Family::kLlama)
+    r.Fail("training.precision", node["precision"],
+           std::string(ToString(t.precision)) + " is modelled for family llama only (family " +
+               std::string(ToString(m.family)) + " trains in fp32 or in model.dtype)");
+  if (t.precision != Precision::kFp32 && m.dtype != DType::kFloat32)
+    r.Fail("training.precision", node["precision"],
+           std::string(ToString(t.precision)) +
+               " keeps float32 master weights: model.dtype must be float32, not " +
+               std::string(ToString(m.dtype)));
 }
 
 }  // namespace
@@ -231,6 +270,18 @@ void ReadTraining(const Reader& r, const YAML::Node& node, TrainingConfig& t) {
 std::string_view ToString(Family family) {
   for (const auto& f : kFamilies)
     if (f.value == family) return f.name;
+  return "";
+}
+
+std::string_view ToString(Attention attention) {
+  for (const auto& a : kAttentions)
+    if (a.value == attention) return a.name;
+  return "";
+}
+
+std::string_view ToString(Precision precision) {
+  for (const auto& p : kPrecisions)
+    if (p.value == precision) return p.name;
   return "";
 }
 
@@ -271,6 +322,16 @@ ModelConfig ModelDefaults(Family family) {
       m.dropout = 0.2;
       m.batch = 32;
       break;
+    case Family::kLlama:  // LLaMA-2 7B
+      m.n_layer = 32;
+      m.n_embd = 4096;
+      m.n_head = 32;
+      m.seq_len = 4096;
+      m.vocab = 32000;
+      m.n_positions = 4096;
+      m.tie_embeddings = false;
+      m.dropout = 0.0;
+      break;
   }
   return m;
 }
@@ -280,6 +341,7 @@ std::vector<std::pair<std::string, std::int64_t>> IntegerModelKeys(const ModelCo
                                                       {"n_layer", m.n_layer},
                                                       {"n_embd", m.n_embd},
                                                       {"n_head", m.n_head},
+                                                      {"n_kv_head", m.n_kv_head},
                                                       {"n_inner", m.n_inner},
                                                       {"seq_len", m.seq_len},
                                                       {"vocab", m.vocab},
@@ -326,7 +388,7 @@ Config ParseConfig(std::string_view text, std::string_view source,
   Config config;
   config.source = src;
   ReadModel(reader, reader.Section(root, "model"), config.model);
-  ReadTraining(reader, reader.Section(root, "training"), config.training);
+  ReadTraining(reader, reader.Section(root, "training"), config.model, config.training);
   detail::ReadPlanner(reader, reader.Section(root, "planner"), config.planner);
   detail::ReadRemat(reader, reader.Section(root, "remat"), config.remat);
   config.remat.alignment = config.planner.alignment;

@@ -21,11 +21,20 @@
 
 namespace roam::gen {
 
-enum class Family { kGpt2, kBert, kVit, kResnet, kVgg, kAlexnet, kMobilenetV2 };
+enum class Family { kGpt2, kBert, kVit, kResnet, kVgg, kAlexnet, kMobilenetV2, kLlama };
 std::string_view ToString(Family family);
 
 enum class OptimizerKind { kSgd, kAdam, kAdamW };
 std::string_view ToString(OptimizerKind kind);
+
+// llama's attention: one fused flash-attention op, or the unfused ops of Meta's reference.
+enum class Attention { kSdpa, kMath };
+std::string_view ToString(Attention attention);
+
+// fp32: every tensor in model.dtype. bf16-mixed: torch.autocast(dtype=bfloat16) around the
+// forward pass and the loss, with float32 weights (the master copy), gradients and optimizer.
+enum class Precision { kFp32, kBf16Mixed };
+std::string_view ToString(Precision precision);
 
 // The network. Which keys a family reads is listed in docs/configs.md; a key that does not
 // apply to the chosen family is rejected. Defaults that depend on the family are filled by
@@ -37,14 +46,18 @@ struct ModelConfig {
   DType dtype = DType::kFloat32;  // parameters, activations, gradients, optimizer state
   Device device = Device::kCuda;  // decides how dropout lowers (see gen/aten.h)
 
-  // Transformers (gpt2, bert, vit).
+  // Transformers (gpt2, bert, vit, llama).
   std::int64_t n_layer = 12;
   std::int64_t n_embd = 768;
   std::int64_t n_head = 12;
   std::int64_t n_inner = 0;  // MLP hidden width; 0 = 4 * n_embd
   double dropout = 0.1;      // also the classifier dropout of vgg, alexnet, mobilenet_v2
 
-  // Token models (gpt2, bert).
+  // llama: grouped-query attention's key/value heads (0 = n_head) and the attention kernel.
+  std::int64_t n_kv_head = 0;
+  Attention attention = Attention::kSdpa;
+
+  // Token models (gpt2, bert, llama).
   std::int64_t seq_len = 1024;
   std::int64_t vocab = 50257;
   std::int64_t n_positions = 1024;  // rows of the position embedding; seq_len <= n_positions
@@ -78,6 +91,9 @@ struct TrainingConfig {
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-8;
+  // The config loader's default is family-dependent (bf16-mixed for llama); the generator
+  // models bf16-mixed for llama only.
+  Precision precision = Precision::kFp32;
 };
 // adamw's weight_decay defaults to 0.01 as in torch.optim.AdamW.
 TrainingConfig TrainingDefaults(OptimizerKind kind);

@@ -32,6 +32,18 @@ double Flops(std::string_view name, std::span<const CostOperand> in,
     const Shape* w = shape(1);
     return w != nullptr ? 2.0 * out_elems * Product(*w, 1) : 0.0;
   }
+  if (name == "aten._scaled_dot_product_flash_attention" ||
+      name == "aten._scaled_dot_product_flash_attention_backward") {
+    // q [B, H, T, hd], k [B, H, S, hd] (after the backward's incoming gradient): q kᵀ and
+    // p v, 4·B·H·T·S·hd, of which a causal kernel computes half the blocks; the backward
+    // recomputes the scores and makes three gradients, 2.5 times the forward.
+    const bool backward = name.ends_with("_backward");
+    const Shape* q = shape(backward ? 1 : 0);
+    const Shape* k = shape(backward ? 2 : 1);
+    if (q == nullptr || k == nullptr || q->size() != 4 || k->size() != 4) return 0.0;
+    const double forward = 2.0 * Product(*q, 0) * static_cast<double>((*k)[2]);
+    return backward ? 2.5 * forward : forward;
+  }
   if (name == "aten.convolution_backward") {
     // (grad_out, input, weight): the input and weight gradients are one convolution each.
     const Shape* g = shape(0);

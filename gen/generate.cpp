@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "gen/aten.h"
 #include "gen/builder.h"
+#include "gen/llama.h"
 #include "gen/optim.h"
 
 namespace roam::gen {
@@ -539,6 +540,8 @@ Graph GenerateGraph(const ModelConfig& model, const TrainingConfig& training) {
       return Alexnet(model, training);
     case Family::kMobilenetV2:
       return MobilenetV2(model, training);
+    case Family::kLlama:
+      return Llama(model, training);
   }
   return {};
 }
@@ -548,8 +551,8 @@ Graph GenerateGraph(const Config& config) {
   try {
     // A transformer's op count is linear in n_layer (every block emits the same ops), so two
     // tiny generations predict it exactly, before a huge one takes minutes and gigabytes.
-    const bool transformer =
-        m.family == Family::kGpt2 || m.family == Family::kBert || m.family == Family::kVit;
+    const bool transformer = m.family == Family::kGpt2 || m.family == Family::kBert ||
+                             m.family == Family::kVit || m.family == Family::kLlama;
     // Up to 256 layers the probes are not worth their cost (about 5% of GPT-2 XL's generation):
     // even at 1024 ops per layer (GPT-2's are 238) the tape's own limit stops within seconds.
     if (transformer && m.n_layer > 256) {

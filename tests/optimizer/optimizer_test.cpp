@@ -65,14 +65,15 @@ TEST(Optimizer, EveryPresetGetsAValidPlanNeverWorseThanTheBestBaseline) {
     if (entry.path().extension() != ".yaml") continue;
     const std::string name = entry.path().filename().string();
     std::vector<std::string> small = {"model.batch=1"};
-    const std::string family =
-        gen::LoadConfig(entry.path().string()).model.family == gen::Family::kGpt2 ||
-                gen::LoadConfig(entry.path().string()).model.family == gen::Family::kBert
-            ? "token"
-            : "image";
+    const gen::Family preset = gen::LoadConfig(entry.path().string()).model.family;
+    const std::string family = preset == gen::Family::kGpt2 || preset == gen::Family::kBert ||
+                                       preset == gen::Family::kLlama
+                                   ? "token"
+                                   : "image";
     if (family == "token") {
       small.push_back("model.n_layer=2");
       small.push_back("model.seq_len=64");
+      if (preset == gen::Family::kLlama) small.push_back("model.n_positions=64");
     } else {
       small.push_back("model.image_size=64");
     }

@@ -86,6 +86,8 @@ int IndependentSubgraphs(const SubgraphTree& tree) {
 std::vector<std::string> Overrides(const std::string& name) {
   if (name == "gpt2-medium" || name == "gpt2-large") return {"model.n_layer=3"};
   if (name == "bert-large") return {"model.n_layer=3"};
+  if (name.rfind("llama", 0) == 0 && name != "llama-tiny")
+    return {"model.n_layer=2", "model.seq_len=512"};
   return {};
 }
 

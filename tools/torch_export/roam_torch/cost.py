@@ -54,6 +54,16 @@ def flops(name, args, result):
     if name == "aten.convolution":  # (input, weight, bias, ...): weight [Cout, Cin/g, kh, kw]
         w = arg_shape(1)
         return 2.0 * out_elems * math.prod(w[1:]) if w else 0.0
+    if name in ("aten._scaled_dot_product_flash_attention",
+                "aten._scaled_dot_product_flash_attention_backward"):
+        # q [B, H, T, hd], k [B, H, S, hd]: half of q k^T and p v's 4*B*H*T*S*hd (causal);
+        # the backward 2.5 times the forward.
+        backward = name.endswith("_backward")
+        q, k = arg_shape(1 if backward else 0), arg_shape(2 if backward else 1)
+        if not q or not k or len(q) != 4 or len(k) != 4:
+            return 0.0
+        forward = 2.0 * math.prod(q) * k[2]
+        return 2.5 * forward if backward else forward
     if name == "aten.convolution_backward":
         # (grad_out, input, weight, ...): the input and weight gradients, a convolution each.
         g, w = arg_shape(0), arg_shape(2)

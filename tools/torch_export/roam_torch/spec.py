@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .gpt2 import GPT2Config
+from .llama import LlamaConfig
 
 
 class UsageError(Exception):
@@ -22,6 +23,10 @@ class UsageError(Exception):
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 OPTIMIZERS = ("adam", "adamw", "sgd")
 DROPOUT_FORMS = ("cuda", "cpu")
+# training.precision: fp32, or autocast to bfloat16 around the forward pass with float32
+# weights, gradients and optimizer (docs/generators.md, "Mixed precision").
+PRECISIONS = ("fp32", "bf16-mixed")
+ATTENTIONS = ("sdpa", "math")
 
 
 @dataclass(frozen=True)
@@ -46,12 +51,14 @@ class StepSpec:
     model: str = ""  # torchvision model name ("vit": VisionTransformer from model_kwargs)
     model_kwargs: tuple = ()  # (name, value) pairs for the torchvision constructor
     gpt2: GPT2Config = field(default_factory=GPT2Config)
+    llama: LlamaConfig = field(default_factory=LlamaConfig)
     batch: int = 32
     image_size: int = 224
     num_classes: int = 1000
     dtype: str = "float32"
     optimizer: OptimizerSpec = field(default_factory=OptimizerSpec)
     dropout_form: str = "cuda"
+    precision: str = "fp32"
 
     @property
     def torch_dtype(self):
@@ -97,25 +104,27 @@ def _check_choice(what, value, choices):
 
 
 # Config keys (docs/configs.md, shared with the C++ generator), by the families they apply to.
-_TRANSFORMER = ("gpt2", "bert", "vit")
+_TRANSFORMER = ("gpt2", "bert", "vit", "llama")
+_TOKEN = ("gpt2", "bert", "llama")
 _IMAGE = ("vit", "resnet", "vgg", "alexnet", "mobilenet_v2")
 _MODEL_KEYS = {
     "family": None, "name": None, "batch": None, "dtype": None, "device": None,
     "n_layer": _TRANSFORMER, "n_embd": _TRANSFORMER, "n_head": _TRANSFORMER,
     "n_inner": _TRANSFORMER,
     "dropout": ("gpt2", "bert", "vit", "vgg", "alexnet", "mobilenet_v2"),
-    "seq_len": ("gpt2", "bert"), "vocab": ("gpt2", "bert"), "n_positions": ("gpt2", "bert"),
-    "tie_embeddings": ("gpt2",), "type_vocab": ("bert",),
+    "seq_len": _TOKEN, "vocab": _TOKEN, "n_positions": _TOKEN,
+    "tie_embeddings": ("gpt2", "llama"), "type_vocab": ("bert",),
+    "n_kv_head": ("llama",), "attention": ("llama",),
     "image_size": _IMAGE, "num_classes": _IMAGE, "patch_size": ("vit",),
     "depth": ("resnet", "vgg"), "batch_norm": ("vgg",), "width_mult": ("mobilenet_v2",),
 }
 _TRAINING_KEYS = {
     "optimizer": None, "lr": None, "weight_decay": None, "momentum": ("sgd",),
     "nesterov": ("sgd",), "beta1": ("adam", "adamw"), "beta2": ("adam", "adamw"),
-    "eps": ("adam", "adamw"),
+    "eps": ("adam", "adamw"), "precision": None,
 }
-FAMILIES = ("gpt2", "bert", "vit", "resnet", "vgg", "alexnet", "mobilenet_v2")
-TRACED_FAMILIES = ("gpt2", "vit", "resnet", "vgg", "alexnet", "mobilenet_v2")
+FAMILIES = ("gpt2", "bert", "vit", "resnet", "vgg", "alexnet", "mobilenet_v2", "llama")
+TRACED_FAMILIES = ("gpt2", "vit", "resnet", "vgg", "alexnet", "mobilenet_v2", "llama")
 
 
 class _Config:
@@ -229,18 +238,29 @@ def load_config(path, batch=None, optimizer=None, dropout_form=None, name=None):
     if opt.nesterov and opt.momentum == 0:
         raise UsageError(f"{path}: training.nesterov: needs training.momentum > 0")
 
+    precision = training.choice("precision", "bf16-mixed" if family == "llama" else "fp32",
+                                PRECISIONS)
+    if precision != "fp32" and family != "llama":
+        raise UsageError(f"{training.where('precision')}: {precision} is modelled for family "
+                         f"llama only (family {family} trains in fp32 or in model.dtype)")
     dtype = model.choice("dtype", "float32", tuple(DTYPES))
+    if precision != "fp32" and dtype != "float32":
+        raise UsageError(f"{model.where('dtype')}: {precision} keeps float32 master weights; "
+                         f"model.dtype must be float32, got {dtype!r}")
     device = model.choice("device", "cuda", ("cuda", "cpu"))
     if dropout_form is not None:
         _check_choice("--dropout", dropout_form, DROPOUT_FORMS)
         device = dropout_form
     graph_name = name or raw_model.get("name") or Path(path).stem
-    file_batch = model.integer("batch", 1 if family in ("gpt2", "bert") else 32)
+    file_batch = model.integer("batch", 1 if family in _TOKEN else 32)
     if batch is not None:
         _check_positive("--batch", batch)
         file_batch = batch
     common = dict(name=str(graph_name), batch=file_batch, dtype=dtype, optimizer=opt,
-                  dropout_form=device)
+                  dropout_form=device, precision=precision)
+
+    if family == "llama":
+        return StepSpec(family="llama", llama=_llama_config(model), **common)
 
     if family == "gpt2":
         n_embd = model.integer("n_embd", 768)
@@ -305,3 +325,31 @@ def load_config(path, batch=None, optimizer=None, dropout_form=None, name=None):
     return StepSpec(family="torchvision", model=tv_name, image_size=image_size,
                     num_classes=num_classes, model_kwargs=tuple(sorted(kwargs.items())),
                     **common)
+
+
+def _llama_config(model):
+    n_embd = model.integer("n_embd", 4096)
+    n_head = model.integer("n_head", 32)
+    if n_embd % n_head:
+        raise UsageError(f"{model.where('n_embd')}: {n_embd} is not divisible by "
+                         f"model.n_head = {n_head}")
+    n_kv_head = model.integer("n_kv_head", n_head)
+    if n_head % n_kv_head:
+        raise UsageError(f"{model.where('n_kv_head')}: model.n_head = {n_head} is not "
+                         f"divisible by {n_kv_head}")
+    if (n_embd // n_head) % 2:
+        raise UsageError(f"{model.where('n_head')}: the head width n_embd / n_head = "
+                         f"{n_embd // n_head} must be even for the rotary embedding")
+    seq_len = model.integer("seq_len", 4096)
+    n_positions = model.integer("n_positions", 4096)
+    if seq_len > n_positions:
+        raise UsageError(f"{model.where('seq_len')}: {seq_len} exceeds model.n_positions "
+                         f"= {n_positions}")
+    n_inner = model.values.get("n_inner", 0)
+    if n_inner != 0:
+        n_inner = model.integer("n_inner", 0)
+    return LlamaConfig(n_layer=model.integer("n_layer", 32), n_embd=n_embd, n_head=n_head,
+                       n_kv_head=n_kv_head, n_inner=n_inner, seq_len=seq_len,
+                       vocab=model.integer("vocab", 32000), n_positions=n_positions,
+                       tie_embeddings=model.boolean("tie_embeddings", False),
+                       attention=model.choice("attention", "sdpa", ATTENTIONS))

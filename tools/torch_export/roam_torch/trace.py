@@ -25,6 +25,7 @@ from torch.overrides import TorchFunctionMode
 
 from . import patches
 from .gpt2 import GPT2
+from .llama import Llama
 from .spec import StepSpec, UsageError
 
 PHASES = ("forward", "backward", "optimizer")
@@ -46,6 +47,8 @@ def build_model(spec: StepSpec) -> nn.Module:
     """Builds the model in training mode; under a FakeTensorMode its tensors are fake."""
     if spec.family == "gpt2":
         model = GPT2(spec.gpt2)
+    elif spec.family == "llama":
+        model = Llama(spec.llama)
     elif spec.family == "torchvision":
         import torchvision.models
 
@@ -76,6 +79,11 @@ def make_batch(spec: StepSpec, generator=None):
         shape = (spec.batch, spec.gpt2.seq_len)
         idx = torch.randint(0, spec.gpt2.vocab, shape, generator=generator)
         targets = torch.randint(0, spec.gpt2.vocab, shape, generator=generator)
+        return idx, targets
+    if spec.family == "llama":
+        shape = (spec.batch, spec.llama.seq_len)
+        idx = torch.randint(0, spec.llama.vocab, shape, generator=generator)
+        targets = torch.randint(0, spec.llama.vocab, shape, generator=generator)
         return idx, targets
     x = torch.randn(spec.batch, 3, spec.image_size, spec.image_size, generator=generator)
     y = torch.randint(0, spec.num_classes, (spec.batch,), generator=generator)
@@ -175,13 +183,18 @@ def training_step(spec: StepSpec, inputs: StepInputs, flat, set_phase=lambda pha
     x, y = flat[-2], flat[-1]
 
     set_phase("forward")
-    logits = model(x)
-    if not isinstance(logits, torch.Tensor):  # models returning (logits, aux...) tuples
-        logits = logits[0]
-    if logits.dim() > 2:  # language models: nanoGPT flattens the tokens into the batch
-        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
-    else:
-        loss = F.cross_entropy(logits, y)
+    # bf16-mixed: autocast around the forward pass and the loss, as torch.autocast is used;
+    # backward and the optimizer run outside it, on the float32 master weights.
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16) if spec.precision == "bf16-mixed" \
+        else contextlib.nullcontext()
+    with autocast:
+        logits = model(x)
+        if not isinstance(logits, torch.Tensor):  # models returning (logits, aux...) tuples
+            logits = logits[0]
+        if logits.dim() > 2:  # language models: nanoGPT flattens the tokens into the batch
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
+        else:
+            loss = F.cross_entropy(logits, y)
 
     set_phase("backward")
     grads = torch.autograd.grad(loss, params, allow_unused=True)
