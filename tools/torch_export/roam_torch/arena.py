@@ -226,6 +226,9 @@ class PlannedStep:
         self.random_ops = [n for n in export.op_nodes if is_random(n.target)]
         self.random_index = {n: j for j, n in enumerate(self.random_ops)}
         self.stats = ExecStats()
+        # fx node -> (args, kwargs) to run it with instead of the traced ones: this step's
+        # scalars where they change from step to step (the optimizer's bias corrections).
+        self.arg_overrides = {}
 
     def _node_of_root(self, tid):
         node = self.node_of.get(tid)
@@ -351,8 +354,9 @@ class PlannedStep:
                 return self._input_value(rewired, m)
         else:
             lookup = self._value
-        args = fx.node.map_arg(n.args, lookup)
-        kwargs = fx.node.map_arg(n.kwargs, lookup)
+        targs, tkwargs = self.arg_overrides.get(n, (n.args, n.kwargs))
+        args = fx.node.map_arg(targs, lookup)
+        kwargs = fx.node.map_arg(tkwargs, lookup)
         if self.device.type != "cpu":
             args, kwargs = _retarget(args, self.device), _retarget(kwargs, self.device)
         outs = self.outputs[op_id]
