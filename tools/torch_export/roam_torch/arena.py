@@ -39,6 +39,12 @@ EMPTY_FACTORIES = frozenset({aten.empty.memory_format, aten.empty_like.default,
                              aten.new_empty_strided.default})
 
 
+# Ops whose storage_offset argument is absolute: counted from the start of the input's storage,
+# not from the input's own offset. In the trace that storage is the planned root's; in the
+# arena it is the whole arena, so the runner adds the root's place (absolute_offsets).
+ABSOLUTE_OFFSET_OPS = {aten.as_strided.default: 3, aten.as_strided_.default: 3}
+
+
 class RunFailure(Exception):
     """The planned run failed where eager PyTorch does not (exit status 1)."""
 
@@ -359,6 +365,8 @@ class PlannedStep:
         kwargs = fx.node.map_arg(tkwargs, lookup)
         if self.device.type != "cpu":
             args, kwargs = _retarget(args, self.device), _retarget(kwargs, self.device)
+        if op in ABSOLUTE_OFFSET_OPS:
+            args, kwargs = self._absolute_offsets(op, targs[0], args, kwargs)
         outs = self.outputs[op_id]
         planned = {idx: tid for idx, _, tid in outs if tid in self.views}
         copy = self.program.origin[op_id] != op_id
@@ -390,6 +398,34 @@ class PlannedStep:
         else:
             self.env[n] = result
         self._check_places(op_id, n, outs, result)
+
+    def _absolute_offsets(self, op, traced_input, args, kwargs):
+        """as_strided(input, size, stride, storage_offset): the traced storage_offset counts
+        from the first element of the input's storage, which the trace made the planned root's
+        own storage; in the arena that storage is the whole arena, so the root's place, in
+        elements of the input's dtype, is added. Without it the result lands at the arena's
+        base (efficientnet_b0: autograd's CopySlices after an in-place dropout on a flattened
+        view)."""
+        index = ABSOLUTE_OFFSET_OPS[op]
+        x = args[0]
+        if self.arena is None or not isinstance(x, torch.Tensor) or \
+                storage_base(x) != storage_base(self.arena.raw):
+            return args, kwargs
+        args = list(args)
+        if len(args) > index:
+            offset = args[index]
+        else:
+            offset = kwargs.get("storage_offset")
+        if offset is None:
+            return tuple(args), kwargs  # None keeps the input's own offset: already right
+        # The input's root starts where its view's storage offset, minus the traced one, says
+        # (a copy reads its own computation of the same value: same traced offset).
+        root_start = x.storage_offset() - traced_input.meta["val"].storage_offset()
+        if len(args) > index:
+            args[index] = root_start + offset
+        else:
+            kwargs = {**kwargs, "storage_offset": root_start + offset}
+        return tuple(args), kwargs
 
     def _run_into_place(self, op_id, n, op, args, kwargs, outs, planned):
         multi = not isinstance(n.meta.get("val"), torch.Tensor)
@@ -475,12 +511,21 @@ class PlannedStep:
             real = result if idx is None else result[idx]
             want = start + fake.storage_offset() * fake.element_size()
             if real.data_ptr() != want:
-                where = "the arena" if root in self.place else "its persistent storage"
+                in_arena = root in self.place
+                where = "the arena" if in_arena else "its persistent storage"
+                expected = storage_base(self.arena.raw) if in_arena else start
+                if storage_base(real) == expected:
+                    # The right storage, the wrong place in it: the graph was right that the
+                    # output is this storage's; the runner computed the place wrong.
+                    blame = ("the runner is at fault: the output is on the right storage at "
+                             "the wrong offset (an offset argument the runner did not map "
+                             "to the arena?)")
+                else:
+                    blame = "the graph's memory model is wrong about this op"
                 raise PlacementError(
                     f"op {op_id} ({n.target.overloadpacket}): tensor {tid} is at "
                     f"address {real.data_ptr():#x}, not at its place in {where} "
-                    f"({want:#x}, storage of tensor {root}): the graph's memory model is "
-                    "wrong about this op")
+                    f"({want:#x}, storage of tensor {root}): {blame}")
 
     def _persistent_start(self, root):
         start = self.persistent_place.get(root)
