@@ -172,6 +172,15 @@ class VersionCheck(unittest.TestCase):
         with self.assertRaisesRegex(compat.UnsupportedTorch, "1.12.1 is not supported"):
             compat.check_torch_version("1.12.1")
 
+    def test_commands_refuse_an_unsupported_torch(self):
+        import contextlib
+        import export
+        err = io.StringIO()
+        with mock.patch.object(torch, "__version__", "2.1.0"), contextlib.redirect_stderr(err):
+            status = export.main(["--model", "resnet18", "-o", os.devnull])
+        self.assertEqual(status, 2)
+        self.assertIn("export.py: error: PyTorch 2.1.0 is not supported yet", err.getvalue())
+
     def test_api_refuses_an_unsupported_torch(self):
         model = ConvAttention()
         with mock.patch.object(torch, "__version__", "2.3.1"):
