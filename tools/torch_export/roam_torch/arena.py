@@ -28,6 +28,7 @@ import torch
 import torch.fx as fx
 
 from . import nested, patches
+from . import scratch as scratch_allocator
 from .export_graph import _op_outputs
 
 aten = torch.ops.aten
@@ -184,7 +185,8 @@ class PlannedStep:
     draws with the generator state its original drew with (saved when the original ran, as
     torch.utils.checkpoint's preserve_rng_state does), and the state is put back after it."""
 
-    def __init__(self, program, export, gm, order, placement, arena, device, use_out=True):
+    def __init__(self, program, export, gm, order, placement, arena, device, use_out=True,
+                 scratch=None):
         self.program, self.export, self.gm, self.arena = program, export, gm, arena
         self.device = torch.device(device)
         self.backend = "CUDA" if self.device.type == "cuda" else "CPU"
@@ -211,7 +213,17 @@ class PlannedStep:
         self.output_node = next(n for n in self.nodes if n.op == "output")
         # Planned views, made once: the arena outlives the steps.
         self.views = {}
+        # Op temporaries (docs/torch-export.md "Op scratch in the arena"): op id -> the
+        # (address, size) of the window its own allocations are served from.
+        scratch = scratch or {}
+        self.scratch = {op: (arena.base + placement[tid], self.tensors[tid]["size"])
+                        for op, tid in scratch.items()}
+        self.measure_window = None  # (address, size): measure every op's scratch there
+        self.scratch_seen = {}  # op id -> (high-water mark, outside peak, blocks left live)
+        scratch_tensors = set(scratch.values())
         for tid, offset in placement.items():
+            if tid in scratch_tensors:
+                continue
             node = self._node_of_root(tid)
             self.views[tid] = arena.view(offset, self.tensors[tid]["size"], node.meta["val"])
         self.place = {tid: arena.base + off for tid, off in placement.items()}
@@ -353,6 +365,17 @@ class PlannedStep:
                          "its inputs")
 
     def _run_op(self, op_id, n):
+        window = self.measure_window or self.scratch.get(op_id)
+        if window is None:
+            self._run_op_here(op_id, n)
+            return
+        scratch_allocator.open_window(*window)
+        try:
+            self._run_op_here(op_id, n)
+        finally:
+            self.scratch_seen[op_id] = scratch_allocator.close_window()
+
+    def _run_op_here(self, op_id, n):
         op = n.target
         rewired = self.program.rewired.get(op_id)
         if rewired:

@@ -24,7 +24,7 @@ import tempfile
 import torch
 
 from . import arena as ar
-from . import compat, export_graph, memory, plan_io, progress
+from . import compat, export_graph, memory, plan_io, progress, scratch
 from . import rewritten as rw
 from . import user_trace as ut
 from .user_trace import UserStepError
@@ -96,7 +96,7 @@ class PlannedTrainingStep:
     """A training step planned by roam, bound to the user's model and optimizer."""
 
     def __init__(self, model, optimizer, loss_fn, traced, layout, export, program, plan,
-                 first_step_eager, measure_memory, workdir):
+                 first_step_eager, measure_memory, workdir, op_scratch=None):
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
         self.traced, self.layout, self.export = traced, layout, export
         self.program, self.plan = program, plan
@@ -108,12 +108,14 @@ class PlannedTrainingStep:
         self.arena_bytes = max((off + size for off, size in placed.values()), default=0)
         self.device = layout.params[0].device if layout.params else torch.device("cpu")
         self.arena = ar.Arena(self.arena_bytes, plan.get("alignment", 1), self.device)
+        self.op_scratch = op_scratch or {}  # op id -> its temporary's tensor id
         self.runner = ar.PlannedStep(program, export, traced.gm, plan["order"], placement,
-                                     self.arena, self.device)
+                                     self.arena, self.device, scratch=self.op_scratch)
         self.scalars = ut.OptimizerScalars(layout, optimizer, export.op_nodes, export.host)
         self.batch_shape = (
             (layout.input_leaves, layout.input_spec),
             (layout.target_leaves, layout.target_spec))
+        self.scratch_note = "yes" if self.op_scratch else "no"
         self.steps_run = 0
         self.eager_steps = 0
         self.last = {}
@@ -171,6 +173,29 @@ class PlannedTrainingStep:
                      "ops_copied": stats.ops_copied}
         return loss
 
+    def measure_scratch(self, inputs, targets):
+        """Runs one step of this plan on copies of the persistent tensors, every op's own
+        allocations served from a measuring window; returns {op id: bytes} for the ops that
+        allocate (the window's high-water mark under scratch_allocator.cpp's policy, plus any
+        overflow). The generator state is put back, so the user's next draws are unchanged."""
+        # Before SGD's eager first step its momentum buffers do not exist yet: zeros stand in.
+        state = ut.future_state(self.optimizer) if self.first_step_eager else \
+            self.optimizer.state
+        flat = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype).zero_()
+                if t.is_meta else t.clone()
+                for t in self.layout.flat(state, inputs, targets)[0]]
+        window = torch.empty(max(64 << 20, 2 * self.arena_bytes), dtype=torch.uint8)
+        rng = torch.get_rng_state()
+        self.runner.measure_window = (window.data_ptr(), window.numel())
+        try:
+            with torch.no_grad():
+                self.runner.run(flat)
+        finally:
+            self.runner.measure_window = None
+            torch.set_rng_state(rng)
+        return {op: high + outside for op, (high, outside, _) in
+                self.runner.scratch_seen.items() if high + outside > 0}
+
     def memory(self):
         """Byte figures of the plan and of the last step (dict)."""
         persistent = sum(t.untyped_storage().nbytes() if hasattr(t, "untyped_storage")
@@ -183,7 +208,11 @@ class PlannedTrainingStep:
                "outside_arena_peak_bytes": None,
                "steps": self.steps_run, "eager_steps": self.eager_steps,
                "ops": len(self.program.graph["ops"]),
-               "recomputed_ops": len(self.program.copies)}
+               "recomputed_ops": len(self.program.copies),
+               "op_scratch_ops": len(self.op_scratch),
+               "op_scratch_bytes": sum(self.program.graph["tensors"][t]["size"]
+                                       for t in self.op_scratch.values()),
+               "op_scratch_in_arena": self.scratch_note}
         if self.last.get("outside_peak_bytes") is not None:
             out["outside_arena_peak_bytes"] = self.last["outside_peak_bytes"]
             out["measured_peak_bytes"] = self.arena.allocated + self.last["outside_peak_bytes"]
@@ -208,14 +237,18 @@ class PlannedTrainingStep:
 
 
 def plan_training_step(model, optimizer, loss_fn, example_inputs, example_targets,
-                       budget_ratio=None, measure_memory=True, time_limit=None):
+                       budget_ratio=None, measure_memory=True, time_limit=None,
+                       op_scratch=True):
     """Plans one training step of `model` with `optimizer` and `loss_fn(model(inputs),
     targets)` for batches shaped like the examples; returns a PlannedTrainingStep.
 
     budget_ratio in (0, 1] plans with `roam remat` under that fraction of the step's
     no-remat arena (recomputing forward ops); None plans with `roam optimize`.
     measure_memory: account every allocation of each planned step (memory()'s
-    measured_peak_bytes); costs a profiler pass per step."""
+    measured_peak_bytes); costs a profiler pass per step. op_scratch: give every op's own
+    allocations a planned temporary in the arena (needs g++ and PyTorch's C++ headers; see
+    memory()["op_scratch_in_arena"]); costs one measuring step on copies of the model's and
+    optimizer's tensors and a second roam run."""
     compat.check_torch_version()
     if not isinstance(model, torch.nn.Module):
         raise UserStepError(f"model: must be a torch.nn.Module, got {type(model).__name__}")
@@ -270,9 +303,52 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
         program = (rw.rewritten_program(export, run_graph) if rw.has_copies(run_graph)
                    else rw.plain_program(export, run_graph))
     plan = plan_io.load_json(plan_path, "PLAN", "roam-plan-v1")
+    planned = _planned(model, optimizer, loss_fn, traced, layout, export, program, plan,
+                       first_step_eager, measure_memory, workdir, run_graph_path)
+    if budget_ratio is not None:
+        planned.scratch_note = "no: remat plans keep op scratch outside the arena"
+        return planned
+    if not op_scratch:
+        planned.scratch_note = "no: op_scratch=False"
+        return planned
+    if not scratch.available():
+        planned.scratch_note = f"no: {scratch.why()}"
+        return planned
+    # Op scratch (docs/torch-export.md "Op scratch in the arena"): measure what each op
+    # allocates beyond its planned outputs, give it a planned temporary, plan again.
+    progress.say("measuring each op's scratch")
+    sizes = planned.measure_scratch(example_inputs, example_targets)
+    del planned
+    temporaries = add_op_temporaries(graph, sizes)
+    with open(graph_path, "w", encoding="utf-8") as f:
+        json.dump(graph, f)
+    progress.say(f"planning again with {len(temporaries)} op temporaries")
+    _run_roam(cmd, "planning the step with op temporaries")
+    _validate(roam, graph_path, plan_path)
+    plan = plan_io.load_json(plan_path, "PLAN", "roam-plan-v1")
+    return _planned(model, optimizer, loss_fn, traced, layout, export,
+                    rw.plain_program(export, graph), plan, first_step_eager, measure_memory,
+                    workdir, graph_path, temporaries)
+
+
+def add_op_temporaries(graph, sizes):
+    """Adds to graph, for each op id -> bytes of sizes, a tensor the op makes and nobody reads,
+    kind `temporary` (docs/memory-model.md: live during its producer's step only). Returns
+    {op id: tensor id}."""
+    tensors = graph["tensors"]
+    out = {}
+    for op in sorted(sizes):
+        out[op] = len(tensors)
+        tensors.append({"id": len(tensors), "size": int(sizes[op]), "producer": op,
+                        "consumers": [], "alias_of": None, "output": False,
+                        "kind": "temporary"})
+    return out
+
+
+def _planned(model, optimizer, loss_fn, traced, layout, export, program, plan,
+             first_step_eager, measure_memory, workdir, graph_path, op_scratch=None):
     try:
         return PlannedTrainingStep(model, optimizer, loss_fn, traced, layout, export, program,
-                                   plan, first_step_eager, measure_memory, workdir)
+                                   plan, first_step_eager, measure_memory, workdir, op_scratch)
     except (plan_io.BadInput, ar.RunFailure) as e:
-        raise PlanningError(f"the plan roam wrote for {run_graph_path} cannot run: {e}") \
-            from None
+        raise PlanningError(f"the plan roam wrote for {graph_path} cannot run: {e}") from None
