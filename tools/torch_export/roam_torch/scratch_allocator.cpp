@@ -2,10 +2,10 @@
 // (kernels' scratch, results it cannot write in place) from the op's planned temporary in the
 // arena (roam_torch/scratch.py, docs/torch-export.md "Op scratch in the arena").
 //
-// While a window is open (roam_scratch_open), allocations are bump-allocated from it, 64-byte
-// aligned; freeing the topmost block gives its bytes back, and the window rewinds to its start
-// when nothing in it is live. An allocation that does not fit goes to the wrapped allocator and
-// is counted as outside. roam_scratch_close reports the window's high-water mark, the largest
+// While a window is open (roam_scratch_open), allocations are placed first-fit in it, 64-byte
+// aligned, in the lowest gap between its live blocks (kernels free and reallocate buffers as
+// they go; first fit keeps the window close to their peak). An allocation that does not fit
+// goes to the wrapped allocator and is counted as outside. roam_scratch_close reports the window's high-water mark, the largest
 // number of outside bytes at once since the window opened, and how many window blocks are still
 // live (an op that keeps scratch alive past its step would be a bug of the runner's model).
 // Built by scratch.py with g++ against Debian's libtorch-dev headers, loaded with ctypes.
@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -37,7 +38,7 @@ struct State {
   c10::Allocator* inner = nullptr;
   char* base = nullptr;  // the open window, or nullptr
   std::size_t size = 0;
-  std::size_t used = 0;
+  std::map<std::size_t, std::size_t> in_window;  // offset -> rounded size of live blocks
   std::size_t high_water = 0;
   long live = 0;
   long window = 0;  // counts openings: a block freed after its window closed changes nothing
@@ -63,10 +64,11 @@ void Delete(void* ptr) {
     if (it == s.blocks.end()) return;
     b = it->second;
     s.blocks.erase(it);
-    if (b.in_window && b.window == s.window) {
-      --s.live;
-      if (s.base != nullptr && b.offset + RoundUp(b.bytes) == s.used) s.used = b.offset;
-      if (s.live == 0) s.used = 0;
+    if (b.in_window) {
+      if (b.window == s.window) {
+        --s.live;
+        s.in_window.erase(b.offset);
+      }
     } else {
       s.outside -= static_cast<long long>(b.bytes);
     }
@@ -81,11 +83,16 @@ class ScratchAllocator final : public c10::Allocator {
     {
       std::lock_guard<std::mutex> lock(s.mu);
       std::size_t need = RoundUp(n == 0 ? 1 : n);
-      if (s.base != nullptr && s.used + need <= s.size) {
-        char* p = s.base + s.used;
-        s.blocks[p] = Block{nullptr, nullptr, n, s.used, true, s.window};
-        s.used += need;
-        if (s.used > s.high_water) s.high_water = s.used;
+      std::size_t at = 0;
+      for (const auto& [offset, bytes] : s.in_window) {
+        if (offset - at >= need) break;
+        at = offset + bytes;
+      }
+      if (s.base != nullptr && at + need <= s.size) {
+        char* p = s.base + at;
+        s.blocks[p] = Block{nullptr, nullptr, n, at, true, s.window};
+        s.in_window[at] = need;
+        if (at + need > s.high_water) s.high_water = at + need;
         ++s.live;
         return {p, p, &Delete, c10::Device(c10::DeviceType::CPU)};
       }
@@ -130,7 +137,7 @@ void roam_scratch_open(void* base, std::size_t size) {
   ++s.window;
   s.base = size == 0 ? nullptr : static_cast<char*>(base);
   s.size = size;
-  s.used = 0;
+  s.in_window.clear();
   s.high_water = 0;
   s.live = 0;
   s.outside_at_open = s.outside;
@@ -148,6 +155,7 @@ void roam_scratch_close(long long* out) {
   ++s.window;
   s.base = nullptr;
   s.size = 0;
+  s.in_window.clear();
 }
 
 }  // extern "C"
