@@ -156,7 +156,11 @@ class PlannedTrainingStep(unittest.TestCase):
     def test_remat_budget(self):
         planned, _, _ = self.run_against_eager(
             lambda m: torch.optim.Adam(m.parameters(), lr=1e-2), steps=2, budget_ratio=0.92)
-        self.assertGreater(planned.memory()["recomputed_ops"], 0)
+        mem = planned.memory()
+        self.assertGreater(mem["recomputed_ops"], 0)
+        self.assertEqual(mem["op_scratch_in_arena"], "yes")
+        self.assertLessEqual(mem["measured_peak_bytes"], mem["planned_total_bytes"] * 1.01,
+                             mem)
 
     def test_bad_arguments_name_what_is_wrong(self):
         model = ConvAttention()

@@ -276,59 +276,65 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
     chain_random_ops(graph, export)
 
     workdir = tempfile.mkdtemp(prefix="roam-train-")
-    graph_path = os.path.join(workdir, "graph.json")
-    plan_path = os.path.join(workdir, "plan.json")
-    with open(graph_path, "w", encoding="utf-8") as f:
-        json.dump(graph, f)
-    progress.say(f"planning {len(graph['ops'])} ops with roam "
-                 f"{'remat' if budget_ratio is not None else 'optimize'}")
-    quiet = [] if sys.stderr.isatty() else ["--quiet"]
-    if budget_ratio is None:
-        cmd = [roam, "optimize", graph_path, "-o", plan_path] + quiet
-        if time_limit is not None:
-            cmd += ["--time-limit", str(time_limit)]
-        _run_roam(cmd, "planning the step")
-        run_graph_path = graph_path
-        _validate(roam, graph_path, plan_path)
-        program = rw.plain_program(export, graph)
-    else:
-        run_graph_path = os.path.join(workdir, "rewritten.json")
-        cmd = [roam, "remat", graph_path, "--budget-ratio", str(budget_ratio),
-               "--rng-state-kept", "--graph-out", run_graph_path, "-o", plan_path]
-        if time_limit is not None:
-            cmd += ["--time-limit", str(time_limit)]
-        _run_roam(cmd, "planning the step with remat")
-        run_graph = plan_io.load_json(run_graph_path, "GRAPH", export_graph.FORMAT)
-        _validate(roam, run_graph_path, plan_path, graph_path)
-        program = (rw.rewritten_program(export, run_graph) if rw.has_copies(run_graph)
-                   else rw.plain_program(export, run_graph))
-    plan = plan_io.load_json(plan_path, "PLAN", "roam-plan-v1")
-    planned = _planned(model, optimizer, loss_fn, traced, layout, export, program, plan,
-                       first_step_eager, measure_memory, workdir, run_graph_path)
-    if budget_ratio is not None:
-        planned.scratch_note = "no: remat plans keep op scratch outside the arena"
-        return planned
-    if not op_scratch:
-        planned.scratch_note = "no: op_scratch=False"
-        return planned
-    if not scratch.available():
-        planned.scratch_note = f"no: {scratch.why()}"
+    want_scratch = op_scratch and scratch.available()
+    # With op scratch, a first plan without temporaries runs the measuring step (remat's
+    # copies come with the second plan).
+    first = _plan(roam, export, workdir, None if want_scratch else budget_ratio, time_limit)
+    planned = _planned(model, optimizer, loss_fn, traced, layout, export, *first,
+                       first_step_eager, measure_memory, workdir)
+    if not want_scratch:
+        planned.scratch_note = "no: " + ("op_scratch=False" if not op_scratch
+                                         else scratch.why())
         return planned
     # Op scratch (docs/torch-export.md "Op scratch in the arena"): measure what each op
     # allocates beyond its planned outputs, give it a planned temporary, plan again.
     progress.say("measuring each op's scratch")
     sizes = planned.measure_scratch(example_inputs, example_targets)
     del planned
-    temporaries = add_op_temporaries(graph, sizes)
+    temporaries = add_op_temporaries(export.graph, sizes)
+    program, plan, path = _plan(roam, export, workdir, budget_ratio, time_limit)
+    windows = {}
+    for op, origin in program.origin.items():
+        t = temporaries.get(origin)
+        if t is not None and op != origin:  # a remat copy: its own copy of the temporary
+            t = program.copy_outputs.get(op, {}).get(t)
+        if t is not None:
+            windows[op] = t
+    return _planned(model, optimizer, loss_fn, traced, layout, export, program, plan, path,
+                    first_step_eager, measure_memory, workdir, windows)
+
+
+def _plan(roam, export, workdir, budget_ratio, time_limit):
+    """Writes export.graph, plans it with `roam optimize` (budget_ratio None) or `roam remat`,
+    validates the plan; returns (Program, plan, path of the graph the plan is for)."""
+    graph = export.graph
+    graph_path = os.path.join(workdir, "graph.json")
+    plan_path = os.path.join(workdir, "plan.json")
     with open(graph_path, "w", encoding="utf-8") as f:
         json.dump(graph, f)
-    progress.say(f"planning again with {len(temporaries)} op temporaries")
-    _run_roam(cmd, "planning the step with op temporaries")
-    _validate(roam, graph_path, plan_path)
-    plan = plan_io.load_json(plan_path, "PLAN", "roam-plan-v1")
-    return _planned(model, optimizer, loss_fn, traced, layout, export,
-                    rw.plain_program(export, graph), plan, first_step_eager, measure_memory,
-                    workdir, graph_path, temporaries)
+    temporaries = sum(t["kind"] == "temporary" and not t["consumers"] for t in graph["tensors"])
+    progress.say(f"planning {len(graph['ops'])} ops ({temporaries} op temporaries) with roam "
+                 f"{'remat' if budget_ratio is not None else 'optimize'}")
+    quiet = [] if sys.stderr.isatty() else ["--quiet"]
+    limit = [] if time_limit is None else ["--time-limit", str(time_limit)]
+    if budget_ratio is None:
+        _run_roam([roam, "optimize", graph_path, "-o", plan_path] + quiet + limit,
+                  "planning the step")
+        _validate(roam, graph_path, plan_path)
+        program, path = rw.plain_program(export, graph), graph_path
+    else:
+        path = os.path.join(workdir, "rewritten.json")
+        _run_roam([roam, "remat", graph_path, "--budget-ratio", str(budget_ratio),
+                   "--rng-state-kept", "--graph-out", path, "-o", plan_path] + limit,
+                  "planning the step with remat")
+        run_graph = plan_io.load_json(path, "GRAPH", export_graph.FORMAT)
+        _validate(roam, path, plan_path, graph_path)
+        try:
+            program = (rw.rewritten_program(export, run_graph) if rw.has_copies(run_graph)
+                       else rw.plain_program(export, run_graph))
+        except plan_io.BadInput as e:
+            raise PlanningError(f"roam remat's rewrite {path} cannot run: {e}") from None
+    return program, plan_io.load_json(plan_path, "PLAN", "roam-plan-v1"), path
 
 
 def add_op_temporaries(graph, sizes):
@@ -345,8 +351,8 @@ def add_op_temporaries(graph, sizes):
     return out
 
 
-def _planned(model, optimizer, loss_fn, traced, layout, export, program, plan,
-             first_step_eager, measure_memory, workdir, graph_path, op_scratch=None):
+def _planned(model, optimizer, loss_fn, traced, layout, export, program, plan, graph_path,
+             first_step_eager, measure_memory, workdir, op_scratch=None):
     try:
         return PlannedTrainingStep(model, optimizer, loss_fn, traced, layout, export, program,
                                    plan, first_step_eager, measure_memory, workdir, op_scratch)
