@@ -374,6 +374,12 @@ class PlannedStep:
             self._run_op_here(op_id, n)
         finally:
             self.scratch_seen[op_id] = scratch_allocator.close_window()
+        live = self.scratch_seen[op_id][2]
+        if live and self.measure_window is None:
+            # The window's bytes belong to the next op's temporaries: a block still in use
+            # would be overwritten (another thread allocating CPU tensors during the step?).
+            raise RunFailure(f"op {op_id} ({n.target.overloadpacket}): {live} allocation(s) "
+                             "served from its planned scratch are still alive after it ran")
 
     def _run_op_here(self, op_id, n):
         op = n.target

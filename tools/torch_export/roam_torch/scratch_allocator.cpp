@@ -82,13 +82,15 @@ class ScratchAllocator final : public c10::Allocator {
     State& s = S();
     {
       std::lock_guard<std::mutex> lock(s.mu);
-      std::size_t need = RoundUp(n == 0 ? 1 : n);
+      std::size_t need = RoundUp(n);
       std::size_t at = 0;
       for (const auto& [offset, bytes] : s.in_window) {
         if (offset - at >= need) break;
         at = offset + bytes;
       }
-      if (s.base != nullptr && at + need <= s.size) {
+      // Empty tensors (batch norm's empty reserve) hold no bytes and may outlive the op:
+      // they go to the wrapped allocator.
+      if (n > 0 && s.base != nullptr && at + need <= s.size) {
         char* p = s.base + at;
         s.blocks[p] = Block{nullptr, nullptr, n, at, true, s.window};
         s.in_window[at] = need;
