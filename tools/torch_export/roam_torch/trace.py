@@ -218,7 +218,7 @@ class _PhaseTracer(proxy_tensor.PythonKeyTracer):
         self.phase = "forward"
         self.host_depth = 0
         self.explicit_pending = False  # the next aten.detach node is one Python asked for
-        self.progress = progress.Counter("ops traced")
+        self.progress = progress.Counter("fx nodes traced")
 
     def create_node(self, *args, **kwargs):
         node = super().create_node(*args, **kwargs)
