@@ -102,7 +102,10 @@ class PlannedTrainingStep:
         self.program, self.plan = program, plan
         self.first_step_eager = first_step_eager  # why the next step runs eagerly, or None
         self.measure_memory = measure_memory
-        self.workdir = workdir  # the graph and plan files, kept for inspection
+        # The graph and plan files, kept for inspection while this object lives (a
+        # TemporaryDirectory, removed with it).
+        self._workdir = workdir
+        self.workdir = workdir.name
         placed = plan_io.check_plan(program.graph, plan, "the plan roam wrote")
         placement = {tid: off for tid, (off, _) in placed.items()}
         self.arena_bytes = max((off + size for off, size in placed.values()), default=0)
@@ -275,11 +278,12 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
     graph = export.graph
     chain_random_ops(graph, export)
 
-    workdir = tempfile.mkdtemp(prefix="roam-train-")
+    workdir = tempfile.TemporaryDirectory(prefix="roam-train-")
     want_scratch = op_scratch and scratch.available()
     # With op scratch, a first plan without temporaries runs the measuring step (remat's
     # copies come with the second plan).
-    first = _plan(roam, export, workdir, None if want_scratch else budget_ratio, time_limit)
+    first = _plan(roam, export, workdir.name, None if want_scratch else budget_ratio,
+                  time_limit)
     planned = _planned(model, optimizer, loss_fn, traced, layout, export, *first,
                        first_step_eager, measure_memory, workdir)
     if not want_scratch:
@@ -292,7 +296,7 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
     sizes = planned.measure_scratch(example_inputs, example_targets)
     del planned
     temporaries = add_op_temporaries(export.graph, sizes)
-    program, plan, path = _plan(roam, export, workdir, budget_ratio, time_limit)
+    program, plan, path = _plan(roam, export, workdir.name, budget_ratio, time_limit)
     windows = {}
     for op, origin in program.origin.items():
         t = temporaries.get(origin)
