@@ -8,7 +8,7 @@ import os
 import unittest
 from unittest import mock
 
-import support  # noqa: F401  (puts tools/torch_export on sys.path)
+import support  # puts tools/torch_export on sys.path
 
 import torch
 import torch.nn as nn
