@@ -59,6 +59,8 @@ class Install(unittest.TestCase):
                 assert torch.equal(loss, eager_loss.detach())
                 assert all(torch.equal(a, b) for a, b in zip(model.parameters(),
                                                              eager.parameters()))
+                # The allocator's C++ source ships with the package and builds from there.
+                assert planned.memory()["op_scratch_in_arena"] == "yes", planned.memory()
                 print("ok", planned.memory()["arena_bytes"])
             """)
             env = {**os.environ, "PYTHONPATH": target, "ROAM_BINARY": support.roam_binary()}
