@@ -171,6 +171,10 @@ class PlannedTrainingStep(unittest.TestCase):
                 roam_torch.plan_training_step(model, opt, focal_loss, x, y, budget_ratio=1.5)
             with self.assertRaisesRegex(roam_torch.UserStepError, "loss_fn: must return a 0-dim"):
                 roam_torch.plan_training_step(model, opt, lambda o, t: o, x, y)
+            with self.assertRaisesRegex(roam_torch.TraceError, "in the forward pass"):
+                # Data-dependent control flow cannot be traced over fake tensors.
+                roam_torch.plan_training_step(
+                    model, opt, lambda o, t: focal_loss(o, t) if o.sum() > 0 else o.sum(), x, y)
             planned = roam_torch.plan_training_step(model, opt, focal_loss, x, y)
         with self.assertRaisesRegex(roam_torch.UserStepError, r"inputs\[0\]: .*shape \(4, 3, 6, "
                                     r"6\).*got shape \(2, 3, 6, 6\)"):

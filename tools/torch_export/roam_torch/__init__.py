@@ -4,13 +4,14 @@ The public API (docs/torch-export.md, "Planning your own training step"):
 plan_training_step(model, optimizer, loss_fn, example_inputs, example_targets,
 budget_ratio=None) -> PlannedTrainingStep, whose step(inputs, targets) runs one step in the
 planned arena and memory() reports its bytes. Errors: UserStepError (bad arguments),
-PlanningError (roam missing or failing), UnsupportedTorch (a PyTorch the tracer does not
-support).
+TraceError (the step cannot be traced over fake tensors), PlanningError (roam missing or
+failing), UnsupportedTorch (a PyTorch the tracer does not support).
 """
 
 _API = {"plan_training_step": "training", "PlannedTrainingStep": "training",
         "PlanningError": "training", "UserStepError": "user_trace",
-        "UnsupportedTorch": "compat", "check_torch_version": "compat"}
+        "UnsupportedTorch": "compat", "check_torch_version": "compat",
+        "TraceError": "trace"}
 
 
 def __getattr__(name):

@@ -221,11 +221,12 @@ def trace_user_step(model, optimizer, loss_fn, inputs, targets, name="user-step"
     n_in = len(layout.input_leaves)
 
     def state_map(p, st):
+        """The traced optimizer's state for parameter p; called inside the trace, where the
+        host state becomes a lifted constant (a host op the export leaves out)."""
         out = {}
         for k, v in st.items():
             if is_host_state(v):
-                # Made inside the trace, a lifted constant: a host op the export leaves out.
-                out[k] = ("host", v.item(), v.dtype)
+                out[k] = torch.tensor(v.item(), dtype=v.dtype)
             elif isinstance(v, torch.Tensor):
                 out[k] = state_fakes[id(v)]
             else:
@@ -234,10 +235,9 @@ def trace_user_step(model, optimizer, loss_fn, inputs, targets, name="user-step"
 
     def step(*flat):
         set_phase("forward")
-        xs = pytree.tree_unflatten(list(flat[len(flat) - len(batch_fakes):][:n_in]),
-                                   layout.input_spec)
-        ys = pytree.tree_unflatten(list(flat[len(flat) - len(batch_fakes) + n_in:]),
-                                   layout.target_spec)
+        batch = list(flat[len(flat) - len(batch_fakes):])
+        xs = pytree.tree_unflatten(batch[:n_in], layout.input_spec)
+        ys = pytree.tree_unflatten(batch[n_in:], layout.target_spec)
         loss = loss_fn(fmodel(xs), ys)
         if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
             raise UserStepError("loss_fn: must return a 0-dim tensor (the loss), got "
@@ -249,9 +249,7 @@ def trace_user_step(model, optimizer, loss_fn, inputs, targets, name="user-step"
         grads = torch.autograd.grad(loss, trained, allow_unused=True)
         set_phase("optimizer")
         with torch.no_grad():
-            shadow = _shadow_optimizer(optimizer, fakes, lambda p, st: {
-                k: torch.tensor(v[1], dtype=v[2]) if isinstance(v, tuple) and v[:1] == ("host",)
-                else v for k, v in state_map(p, st).items()}, state)
+            shadow = _shadow_optimizer(optimizer, fakes, state_map, state)
             for p, g in zip(trained, grads):
                 p.grad = g
             shadow.step()
