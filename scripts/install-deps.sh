@@ -16,6 +16,10 @@ packages=(
   # tools/torch_export and its CTest suite (run with /usr/bin/python3); about 180 packages,
   # roughly two minutes to install.
   python3-torch python3-torchvision python3-yaml
+  # README.md's offline install of roam_torch (pip install --no-build-isolation, setuptools).
+  python3-pip python3-setuptools python3-wheel
+  # roam_torch's op-scratch allocator (roam_torch/scratch_allocator.cpp) includes c10's headers.
+  libtorch-dev
   # report.html's CTest renders it in headless Chromium; the sharding test runs GNU parallel.
   chromium parallel
 )

@@ -33,7 +33,6 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     from roam_torch import spec as specs
-    from roam_torch.trace import TraceError
 
     if args.list:
         print("\n".join(specs.torchvision_models()))
@@ -47,7 +46,7 @@ def main(argv=None):
         return status
 
     from roam_torch import export_graph, io
-    from roam_torch.trace import trace_step
+    from roam_torch.trace import TraceError, trace_step
 
     try:
         traced = trace_step(spec)

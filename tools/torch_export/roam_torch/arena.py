@@ -28,6 +28,7 @@ import torch
 import torch.fx as fx
 
 from . import nested, patches
+from . import scratch as scratch_allocator
 from .export_graph import _op_outputs
 
 aten = torch.ops.aten
@@ -37,6 +38,12 @@ _has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
 EMPTY_FACTORIES = frozenset({aten.empty.memory_format, aten.empty_like.default,
                              aten.new_empty.default, aten.empty_strided.default,
                              aten.new_empty_strided.default})
+
+
+# Ops whose storage_offset argument is absolute: counted from the start of the input's storage,
+# not from the input's own offset. In the trace that storage is the planned root's; in the
+# arena it is the whole arena, so the runner adds the root's place (absolute_offsets).
+ABSOLUTE_OFFSET_OPS = {aten.as_strided.default: 3, aten.as_strided_.default: 3}
 
 
 class RunFailure(Exception):
@@ -178,7 +185,8 @@ class PlannedStep:
     draws with the generator state its original drew with (saved when the original ran, as
     torch.utils.checkpoint's preserve_rng_state does), and the state is put back after it."""
 
-    def __init__(self, program, export, gm, order, placement, arena, device, use_out=True):
+    def __init__(self, program, export, gm, order, placement, arena, device, use_out=True,
+                 scratch=None):
         self.program, self.export, self.gm, self.arena = program, export, gm, arena
         self.device = torch.device(device)
         self.backend = "CUDA" if self.device.type == "cuda" else "CPU"
@@ -205,7 +213,17 @@ class PlannedStep:
         self.output_node = next(n for n in self.nodes if n.op == "output")
         # Planned views, made once: the arena outlives the steps.
         self.views = {}
+        # Op temporaries (docs/torch-export.md "Op scratch in the arena"): op id -> the
+        # (address, size) of the window its own allocations are served from.
+        scratch = scratch or {}
+        self.scratch = {op: (arena.base + placement[tid], self.tensors[tid]["size"])
+                        for op, tid in scratch.items()}
+        self.measure_window = None  # (address, size): measure every op's scratch there
+        self.scratch_seen = {}  # op id -> (high-water mark, outside peak, blocks left live)
+        scratch_tensors = set(scratch.values())
         for tid, offset in placement.items():
+            if tid in scratch_tensors:
+                continue
             node = self._node_of_root(tid)
             self.views[tid] = arena.view(offset, self.tensors[tid]["size"], node.meta["val"])
         self.place = {tid: arena.base + off for tid, off in placement.items()}
@@ -226,6 +244,9 @@ class PlannedStep:
         self.random_ops = [n for n in export.op_nodes if is_random(n.target)]
         self.random_index = {n: j for j, n in enumerate(self.random_ops)}
         self.stats = ExecStats()
+        # fx node -> (args, kwargs) to run it with instead of the traced ones: this step's
+        # scalars where they change from step to step (the optimizer's bias corrections).
+        self.arg_overrides = {}
 
     def _node_of_root(self, tid):
         node = self.node_of.get(tid)
@@ -344,6 +365,23 @@ class PlannedStep:
                          "its inputs")
 
     def _run_op(self, op_id, n):
+        window = self.measure_window or self.scratch.get(op_id)
+        if window is None:
+            self._run_op_here(op_id, n)
+            return
+        scratch_allocator.open_window(*window)
+        try:
+            self._run_op_here(op_id, n)
+        finally:
+            self.scratch_seen[op_id] = scratch_allocator.close_window()
+        live = self.scratch_seen[op_id][2]
+        if live and self.measure_window is None:
+            # The window's bytes belong to the next op's temporaries: a block still in use
+            # would be overwritten (another thread allocating CPU tensors during the step?).
+            raise RunFailure(f"op {op_id} ({n.target.overloadpacket}): {live} allocation(s) "
+                             "served from its planned scratch are still alive after it ran")
+
+    def _run_op_here(self, op_id, n):
         op = n.target
         rewired = self.program.rewired.get(op_id)
         if rewired:
@@ -351,10 +389,13 @@ class PlannedStep:
                 return self._input_value(rewired, m)
         else:
             lookup = self._value
-        args = fx.node.map_arg(n.args, lookup)
-        kwargs = fx.node.map_arg(n.kwargs, lookup)
+        targs, tkwargs = self.arg_overrides.get(n, (n.args, n.kwargs))
+        args = fx.node.map_arg(targs, lookup)
+        kwargs = fx.node.map_arg(tkwargs, lookup)
         if self.device.type != "cpu":
             args, kwargs = _retarget(args, self.device), _retarget(kwargs, self.device)
+        if op in ABSOLUTE_OFFSET_OPS:
+            args, kwargs = self._absolute_offsets(op, targs[0], args, kwargs)
         outs = self.outputs[op_id]
         planned = {idx: tid for idx, _, tid in outs if tid in self.views}
         copy = self.program.origin[op_id] != op_id
@@ -386,6 +427,34 @@ class PlannedStep:
         else:
             self.env[n] = result
         self._check_places(op_id, n, outs, result)
+
+    def _absolute_offsets(self, op, traced_input, args, kwargs):
+        """as_strided(input, size, stride, storage_offset): the traced storage_offset counts
+        from the first element of the input's storage, which the trace made the planned root's
+        own storage; in the arena that storage is the whole arena, so the root's place, in
+        elements of the input's dtype, is added. Without it the result lands at the arena's
+        base (efficientnet_b0: autograd's CopySlices after an in-place dropout on a flattened
+        view)."""
+        index = ABSOLUTE_OFFSET_OPS[op]
+        x = args[0]
+        if self.arena is None or not isinstance(x, torch.Tensor) or \
+                storage_base(x) != storage_base(self.arena.raw):
+            return args, kwargs
+        args = list(args)
+        if len(args) > index:
+            offset = args[index]
+        else:
+            offset = kwargs.get("storage_offset")
+        if offset is None:
+            return tuple(args), kwargs  # None keeps the input's own offset: already right
+        # The input's root starts where its view's storage offset, minus the traced one, says
+        # (a copy reads its own computation of the same value: same traced offset).
+        root_start = x.storage_offset() - traced_input.meta["val"].storage_offset()
+        if len(args) > index:
+            args[index] = root_start + offset
+        else:
+            kwargs = {**kwargs, "storage_offset": root_start + offset}
+        return tuple(args), kwargs
 
     def _run_into_place(self, op_id, n, op, args, kwargs, outs, planned):
         multi = not isinstance(n.meta.get("val"), torch.Tensor)
@@ -471,12 +540,21 @@ class PlannedStep:
             real = result if idx is None else result[idx]
             want = start + fake.storage_offset() * fake.element_size()
             if real.data_ptr() != want:
-                where = "the arena" if root in self.place else "its persistent storage"
+                in_arena = root in self.place
+                where = "the arena" if in_arena else "its persistent storage"
+                expected = storage_base(self.arena.raw) if in_arena else start
+                if storage_base(real) == expected:
+                    # The right storage, the wrong place in it: the graph was right that the
+                    # output is this storage's; the runner computed the place wrong.
+                    blame = ("the runner is at fault: the output is on the right storage at "
+                             "the wrong offset (an offset argument the runner did not map "
+                             "to the arena?)")
+                else:
+                    blame = "the graph's memory model is wrong about this op"
                 raise PlacementError(
                     f"op {op_id} ({n.target.overloadpacket}): tensor {tid} is at "
                     f"address {real.data_ptr():#x}, not at its place in {where} "
-                    f"({want:#x}, storage of tensor {root}): the graph's memory model is "
-                    "wrong about this op")
+                    f"({want:#x}, storage of tensor {root}): {blame}")
 
     def _persistent_start(self, root):
         start = self.persistent_place.get(root)

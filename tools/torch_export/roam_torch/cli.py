@@ -47,10 +47,15 @@ def parse_model_arguments(p, argv):
 
 def spec_or_status(prog, args):
     """(the StepSpec the options describe, None), or (None, exit status 2) after printing why
-    the options are bad input (an unknown model, a bad config)."""
+    the options are bad input (an unknown model, a bad config) or this PyTorch cannot trace."""
+    from . import compat
     from . import spec as specs
     from .options import spec_from_arguments
 
+    try:
+        compat.check_torch_version()
+    except compat.UnsupportedTorch as e:
+        return None, fail(prog, str(e), EXIT_BAD_INPUT)
     try:
         return spec_from_arguments(args), None
     except specs.UsageError as e:

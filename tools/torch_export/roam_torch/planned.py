@@ -24,7 +24,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import arena as ar
-from . import export_graph, patches, plan_io
+from . import export_graph, patches, plan_io, progress
 from . import rewritten as rw
 from . import trace as tr
 from .plan_io import BadInput
@@ -207,6 +207,7 @@ class Runner:
                     if reseed else None
                 loss = step.run(flat, reseed_op)
                 losses.append(loss.to("cpu", copy=True))
+                progress.step_done(k + 1, float(losses[-1]))
                 if after_step is not None:
                     after_step(k, losses[-1], flat)
         peaks = _peaks(device)

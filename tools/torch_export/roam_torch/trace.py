@@ -23,7 +23,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental import proxy_tensor
 from torch.overrides import TorchFunctionMode
 
-from . import patches
+from . import patches, progress
 from .gpt2 import GPT2
 from .llama import Llama
 from .spec import StepSpec, UsageError
@@ -231,9 +231,11 @@ class _PhaseTracer(proxy_tensor.PythonKeyTracer):
         self.phase = "forward"
         self.host_depth = 0
         self.explicit_pending = False  # the next aten.detach node is one Python asked for
+        self.progress = progress.Counter("fx nodes traced")
 
     def create_node(self, *args, **kwargs):
         node = super().create_node(*args, **kwargs)
+        self.progress.tick()
         node.meta["roam_phase"] = self.phase
         if self.host_depth:
             node.meta["roam_host"] = True
@@ -366,6 +368,8 @@ def trace_module_step(spec: StepSpec, inputs: StepInputs, fake_mode,
     except (RuntimeError, ValueError, AssertionError, NotImplementedError, TypeError) as e:
         raise TraceError(f"{type(e).__name__} in the {tracer.phase} pass: {e}",
                          tracer.phase) from e
+    finally:
+        tracer.progress.close()
     return TracedStep(spec=spec, gm=gm, names=inputs.names, kinds=inputs.kinds,
                       kept_whole=kept)
 

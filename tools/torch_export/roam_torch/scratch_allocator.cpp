@@ -1,0 +1,163 @@
+// PyTorch's CPU allocator, wrapped so that the planned runner can serve an op's own allocations
+// (kernels' scratch, results it cannot write in place) from the op's planned temporary in the
+// arena (roam_torch/scratch.py, docs/torch-export.md "Op scratch in the arena").
+//
+// While a window is open (roam_scratch_open), allocations are placed first-fit in it, 64-byte
+// aligned, in the lowest gap between its live blocks (kernels free and reallocate buffers as
+// they go; first fit keeps the window close to their peak). An allocation that does not fit
+// goes to the wrapped allocator and is counted as outside. roam_scratch_close reports the window's high-water mark, the largest
+// number of outside bytes at once since the window opened, and how many window blocks are still
+// live (an op that keeps scratch alive past its step would be a bug of the runner's model).
+// Built by scratch.py with g++ against Debian's libtorch-dev headers, loaded with ctypes.
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+namespace {
+
+constexpr std::size_t kAlign = 64;
+
+std::size_t RoundUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+struct Block {
+  void* inner_ctx;
+  c10::DeleterFnPtr inner_deleter;
+  std::size_t bytes;
+  std::size_t offset;  // in the window; only for window blocks
+  bool in_window;
+  long window;  // which opening of a window served it
+};
+
+struct State {
+  std::mutex mu;
+  c10::Allocator* inner = nullptr;
+  char* base = nullptr;  // the open window, or nullptr
+  std::size_t size = 0;
+  std::map<std::size_t, std::size_t> in_window;  // offset -> rounded size of live blocks
+  std::size_t high_water = 0;
+  long live = 0;
+  long window = 0;  // counts openings: a block freed after its window closed changes nothing
+  long long outside = 0;  // bytes from the wrapped allocator now live
+  long long outside_at_open = 0;
+  long long outside_peak = 0;  // largest `outside` since the window opened
+  // Every block by its address: the context is the data pointer, as raw_allocate() (which
+  // oneDNN and others call) requires.
+  std::unordered_map<void*, Block> blocks;
+};
+
+State& S() {
+  static State s;
+  return s;
+}
+
+void Delete(void* ptr) {
+  State& s = S();
+  Block b;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.blocks.find(ptr);
+    if (it == s.blocks.end()) return;
+    b = it->second;
+    s.blocks.erase(it);
+    if (b.in_window) {
+      if (b.window == s.window) {
+        --s.live;
+        s.in_window.erase(b.offset);
+      }
+    } else {
+      s.outside -= static_cast<long long>(b.bytes);
+    }
+  }
+  if (!b.in_window && b.inner_deleter != nullptr) b.inner_deleter(b.inner_ctx);
+}
+
+class ScratchAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(std::size_t n) const override {
+    State& s = S();
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      std::size_t need = RoundUp(n);
+      std::size_t at = 0;
+      for (const auto& [offset, bytes] : s.in_window) {
+        if (offset - at >= need) break;
+        at = offset + bytes;
+      }
+      // Empty tensors (batch norm's empty reserve) hold no bytes and may outlive the op:
+      // they go to the wrapped allocator.
+      if (n > 0 && s.base != nullptr && at + need <= s.size) {
+        char* p = s.base + at;
+        s.blocks[p] = Block{nullptr, nullptr, n, at, true, s.window};
+        s.in_window[at] = need;
+        if (at + need > s.high_water) s.high_water = at + need;
+        ++s.live;
+        return {p, p, &Delete, c10::Device(c10::DeviceType::CPU)};
+      }
+    }
+    c10::DataPtr inner = s.inner->allocate(n);
+    void* data = inner.get();
+    c10::DeleterFnPtr deleter = inner.get_deleter();
+    void* ctx = inner.release_context();
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      s.blocks[data] = Block{ctx, deleter, n, 0, false, 0};
+      s.outside += static_cast<long long>(n);
+      if (s.outside > s.outside_peak) s.outside_peak = s.outside;
+    }
+    return {data, data, &Delete, c10::Device(c10::DeviceType::CPU)};
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &Delete; }
+};
+
+ScratchAllocator g_allocator;
+
+}  // namespace
+
+extern "C" {
+
+// Installs the wrapper over the current CPU allocator; idempotent.
+int roam_scratch_install() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.inner == nullptr) {
+    s.inner = c10::GetCPUAllocator();
+    c10::SetCPUAllocator(&g_allocator, /*priority=*/100);
+  }
+  return c10::GetCPUAllocator() == &g_allocator ? 0 : -1;
+}
+
+// Opens a window of `size` bytes at `base` (size 0: measure only, everything goes outside).
+void roam_scratch_open(void* base, std::size_t size) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  ++s.window;
+  s.base = size == 0 ? nullptr : static_cast<char*>(base);
+  s.size = size;
+  s.in_window.clear();
+  s.high_water = 0;
+  s.live = 0;
+  s.outside_at_open = s.outside;
+  s.outside_peak = s.outside;
+}
+
+// Closes the window: out[0] its high-water mark, out[1] the most outside bytes at once above
+// what was outside when it opened, out[2] window blocks still live.
+void roam_scratch_close(long long* out) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  out[0] = static_cast<long long>(s.high_water);
+  out[1] = s.outside_peak - s.outside_at_open;
+  out[2] = s.live;
+  ++s.window;
+  s.base = nullptr;
+  s.size = 0;
+  s.in_window.clear();
+}
+
+}  // extern "C"
