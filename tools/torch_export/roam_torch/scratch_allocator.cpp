@@ -5,10 +5,11 @@
 // While a window is open (roam_scratch_open), allocations are placed first-fit in it, 64-byte
 // aligned, in the lowest gap between its live blocks (kernels free and reallocate buffers as
 // they go; first fit keeps the window close to their peak). An allocation that does not fit
-// goes to the wrapped allocator and is counted as outside. roam_scratch_close reports the window's high-water mark, the largest
-// number of outside bytes at once since the window opened, and how many window blocks are still
-// live (an op that keeps scratch alive past its step would be a bug of the runner's model).
-// Built by scratch.py with g++ against Debian's libtorch-dev headers, loaded with ctypes.
+// goes to the wrapped allocator and is counted as outside. roam_scratch_close reports the window's
+// high-water mark, the largest number of outside bytes at once since the window opened, and how
+// many window blocks are still live (an op that keeps scratch alive past its step would be a bug of
+// the runner's model). Built by scratch.py with g++ against Debian's libtorch-dev headers, loaded
+// with ctypes.
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 
@@ -41,7 +42,7 @@ struct State {
   std::map<std::size_t, std::size_t> in_window;  // offset -> rounded size of live blocks
   std::size_t high_water = 0;
   long live = 0;
-  long window = 0;  // counts openings: a block freed after its window closed changes nothing
+  long window = 0;        // counts openings: a block freed after its window closed changes nothing
   long long outside = 0;  // bytes from the wrapped allocator now live
   long long outside_at_open = 0;
   long long outside_peak = 0;  // largest `outside` since the window opened
