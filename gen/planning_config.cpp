@@ -28,9 +28,10 @@ const std::vector<std::string> kPlannerKeys = {"mode",
 const std::vector<std::string> kPartitionKeys = {"node_limit", "alpha", "delay_radius",
                                                  "update_placement"};
 const std::vector<std::string> kLeafOrderKeys = {"enabled", "time_limit"};
-const std::vector<std::string> kLeafLayoutKeys = {"enabled", "engine", "time_limit", "max_storages",
-                                                  "bottom_left"};
-const std::vector<std::string> kFinalLayoutKeys = {"enabled", "time_limit", "bottom_left"};
+const std::vector<std::string> kLeafLayoutKeys = {"enabled",      "engine",      "time_limit",
+                                                  "max_storages", "bottom_left", "max_nodes"};
+const std::vector<std::string> kFinalLayoutKeys = {"enabled", "time_limit", "bottom_left",
+                                                   "max_nodes"};
 const std::vector<std::string> kRematKeys = {"method",
                                              "time_limit_s",
                                              "base_order",
@@ -156,6 +157,7 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
         if (k == "enabled") p.leaf_layout.enabled = r.Bool(jt->second, at);
         if (k == "bottom_left") p.leaf_layout.bottom_left = r.Bool(jt->second, at);
         if (k == "time_limit") p.leaf_layout.time_limit = r.NonNegative(jt->second, at);
+        if (k == "max_nodes") p.leaf_layout.max_nodes = r.Integer(jt->second, at, 0);
         if (k == "max_storages")
           p.leaf_layout.max_storages = static_cast<int>(r.Integer(jt->second, at, 0));
         if (k == "engine") {
@@ -172,6 +174,7 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
         if (k == "enabled") p.final_layout.enabled = r.Bool(jt->second, at);
         if (k == "bottom_left") p.final_layout.bottom_left = r.Bool(jt->second, at);
         if (k == "time_limit") p.final_layout.time_limit = r.NonNegative(jt->second, at);
+        if (k == "max_nodes") p.final_layout.max_nodes = r.Integer(jt->second, at, 0);
       }
     }
   }

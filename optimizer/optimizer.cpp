@@ -184,6 +184,7 @@ class Run {
     for (const Buffer& b : plan.buffers) offsets.push_back(b.offset);
     layout::LayoutParams p;
     p.time_limit_s = limit;
+    p.max_nodes = params_.final_layout.max_nodes;
     p.stop = control_.stop;
     p.search.bottom_left = params_.final_layout.bottom_left;
     layout::LayoutResult r =
@@ -478,6 +479,7 @@ class Run {
       layout::LayoutParams p;
       p.pinned_bottom = pinned;
       p.time_limit_s = limit;
+      p.max_nodes = params_.leaf_layout.max_nodes;
       p.stop = control_.stop;
       p.search.bottom_left = params_.leaf_layout.bottom_left;
       layout::LayoutResult r =

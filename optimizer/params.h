@@ -45,7 +45,10 @@ enum class LayoutEngine : std::uint8_t {
 struct LeafLayoutParams {
   bool enabled = true;
   LayoutEngine engine = LayoutEngine::kSearch;
-  double time_limit = 2.0;  // seconds for one leaf's layout solve
+  double time_limit = 2.0;  // seconds for one leaf's layout solve: an outer cap
+  // Nodes the search may spend on one leaf (0: no bound but the time limit). The bound that
+  // decides, so that the same input gives the same plan on any machine.
+  std::int64_t max_nodes = 20'000;
   // Leaves owning more storages than this keep the greedy layout (the ILP has a binary per
   // pair of time-overlapping buffers; the search is cheap per leaf at this size).
   int max_storages = 200;
@@ -63,6 +66,9 @@ struct FinalLayoutParams {
   // 5 s: every preset's whole-graph lifetimes reached max-live within 1 s but GPT-2 XL at
   // batch 1 (perf/RESULTS.md, "Layout search").
   double time_limit = 5.0;
+  // Nodes the pass may spend (0: no bound but the time limit): the bound that decides, so that
+  // the same input gives the same plan on any machine; the time limit is an outer cap.
+  std::int64_t max_nodes = 20'000;
   // The search's bottom-left branching in this pass. Off: every preset's whole-graph layout
   // reached max-live without it, and with it the pass took 1 s instead of 0.07 s on ViT-B/16
   // at batch 1 (perf/RESULTS.md, "Optimizer").
@@ -83,9 +89,14 @@ struct OptimizerParams {
   // Also try every baseline order with the weight updates' temporary-making tails (Adam's
   // sqrt, div) moved after the activation peak (partition/partition.h, kSplit).
   bool defer_update_tails = true;
-  // GLPK checks its time limit only between branch-and-bound nodes and has been seen to
-  // overshoot by up to about 3 s; no leaf is started with less than this left.
-  double solver_overshoot = 3.0;
+  // Seconds of the run kept back from GLPK: no leaf ILP starts with less than this left, and
+  // model mode's ILPs end this much before the deadline. GLPK looks at its time limit between
+  // branch-and-bound nodes and, since its root LP runs in 200 ms slices, within about that
+  // much: with 0.3 s ViT-B/16 at batch 1, VGG-11 at 32 and MobileNetV2 at 1 with every leaf
+  // sent ended within 0.01 s of --time-limit 2, 3 and 5 (perf/RESULTS.md, "Deadlines"). Before
+  // the slices it overshot by up to 3 s, and this was 3 (no leaf ever started under a 3 s
+  // limit).
+  double solver_overshoot = 0.5;
   PartitionParams partition;
   LeafOrderParams leaf_order;
   LeafLayoutParams leaf_layout;

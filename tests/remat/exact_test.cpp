@@ -177,9 +177,10 @@ TEST(Exact, KeepsAWarmStartItCannotBeatAndSaysSoAtTimeLimitZero) {
   EXPECT_TRUE(r.feasible);
   EXPECT_EQ(r.method, "greedy");
   EXPECT_EQ(r.schedule, greedy.schedule);
-  // Unproven at the time limit, or proven by the root bound alone.
+  // Unproven at the time limit, or proven by the root bound alone (or by the compute lower
+  // bound, which is shaved by a relative 1e-6 below GLPK's value: remat/cost_bound.cpp).
   if (r.status == "optimal")
-    EXPECT_NEAR(r.lower_bound, r.compute_overhead, 1e-9);
+    EXPECT_NEAR(r.lower_bound, r.compute_overhead, 1e-6);
   else
     EXPECT_EQ(r.status, "time-limit");
   EXPECT_LE(r.lower_bound, r.compute_overhead + 1e-9);
