@@ -4,24 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "tests/gen/config_errors.h"
 
 namespace roam::gen {
 namespace {
 
-std::string ErrorOf(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  try {
-    ParseConfig(yaml, "conf.yaml", overrides);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-void ExpectMentions(const std::string& message, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(message.empty()) << "no error raised";
-  for (const char* p : parts)
-    EXPECT_NE(message.find(p), std::string::npos) << p << " not in: " << message;
-}
+using testing::ErrorOf;
+using testing::ExpectMentions;
 
 TEST(Config, FamilyDefaultsFillUnsetKeys) {
   Config c = ParseConfig("model: {family: bert}", "bert-x.yaml");

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "gen/config.h"
 #include "gen/generate.h"
+#include "tests/gen/config_errors.h"
 
 namespace roam::gen {
 namespace {
@@ -236,19 +237,9 @@ TEST(LlamaAttention, TheFusedOpSavesTheLogsumexpAndNoProbabilities) {
                           [&](const Tensor& t) { return t.size >= scores; }));
 }
 
+using testing::ExpectMentions;
 std::string ErrorOf(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  try {
-    ParseConfig(yaml, "llama.yaml", overrides);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-void ExpectMentions(const std::string& message, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(message.empty()) << "no error raised";
-  for (const char* p : parts)
-    EXPECT_NE(message.find(p), std::string::npos) << p << " not in: " << message;
+  return testing::ErrorOf(yaml, overrides, "llama.yaml");
 }
 
 TEST(LlamaConfig, DefaultsAreLlama2SevenBInBf16MixedAndOtherFamiliesStayFp32) {

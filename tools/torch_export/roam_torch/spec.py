@@ -268,14 +268,7 @@ def load_config(path, batch=None, optimizer=None, dropout_form=None, name=None):
         if n_embd % n_head:
             raise UsageError(f"{model.where('n_embd')}: {n_embd} is not divisible by "
                              f"model.n_head = {n_head}")
-        seq_len = model.integer("seq_len", 1024)
-        n_positions = model.integer("n_positions", 1024)
-        if seq_len > n_positions:
-            raise UsageError(f"{model.where('seq_len')}: {seq_len} exceeds model.n_positions "
-                             f"= {n_positions}")
-        n_inner = model.values.get("n_inner", 0)
-        if n_inner != 0:
-            n_inner = model.integer("n_inner", 0)
+        seq_len, n_positions, n_inner = _sequence_and_inner(model, 1024)
         gpt2 = GPT2Config(n_layer=model.integer("n_layer", 12), n_embd=n_embd, n_head=n_head,
                           seq_len=seq_len, vocab=model.integer("vocab", 50257),
                           dropout=model.number("dropout", 0.1, 0.0, 1.0, high_open=True),
@@ -327,6 +320,19 @@ def load_config(path, batch=None, optimizer=None, dropout_form=None, name=None):
                     **common)
 
 
+def _sequence_and_inner(model, default_len):
+    """seq_len (checked against n_positions), n_positions and n_inner (0: 4 x n_embd)."""
+    seq_len = model.integer("seq_len", default_len)
+    n_positions = model.integer("n_positions", default_len)
+    if seq_len > n_positions:
+        raise UsageError(f"{model.where('seq_len')}: {seq_len} exceeds model.n_positions "
+                         f"= {n_positions}")
+    n_inner = model.values.get("n_inner", 0)
+    if n_inner != 0:
+        n_inner = model.integer("n_inner", 0)
+    return seq_len, n_positions, n_inner
+
+
 def _llama_config(model):
     n_embd = model.integer("n_embd", 4096)
     n_head = model.integer("n_head", 32)
@@ -340,14 +346,7 @@ def _llama_config(model):
     if (n_embd // n_head) % 2:
         raise UsageError(f"{model.where('n_head')}: the head width n_embd / n_head = "
                          f"{n_embd // n_head} must be even for the rotary embedding")
-    seq_len = model.integer("seq_len", 4096)
-    n_positions = model.integer("n_positions", 4096)
-    if seq_len > n_positions:
-        raise UsageError(f"{model.where('seq_len')}: {seq_len} exceeds model.n_positions "
-                         f"= {n_positions}")
-    n_inner = model.values.get("n_inner", 0)
-    if n_inner != 0:
-        n_inner = model.integer("n_inner", 0)
+    seq_len, n_positions, n_inner = _sequence_and_inner(model, 4096)
     return LlamaConfig(n_layer=model.integer("n_layer", 32), n_embd=n_embd, n_head=n_head,
                        n_kv_head=n_kv_head, n_inner=n_inner, seq_len=seq_len,
                        vocab=model.integer("vocab", 32000), n_positions=n_positions,
