@@ -173,5 +173,24 @@ TEST(Labels, AnEqualPeakSolutionIsNoImprovement) {
   EXPECT_NE(r.order_outcome, PartOutcome::kTimeLimited);  // ... but improved nothing
 }
 
+// The pipeline's own plan reaches max-live on a mid-size GPT by leaf layouts, stacking and
+// local repair, not by the baseline fallback or the whole-graph search (docs/optimizer.md,
+// "Merge"): a forward temporary crossing into the next forward leaf must not be pinned under
+// the activations, and of two conflicting temporaries the one at the busier step stays.
+TEST(Merge, ThePipelinesOwnLayoutOfAGptHasNoFragmentation) {
+  for (const char* layers : {"model.n_layer=6", "model.n_layer=24"}) {
+    SCOPED_TRACE(layers);
+    const Graph graph = Preset("gpt2-xl.yaml", {layers});
+    OptimizerParams params;
+    params.final_layout.enabled = false;
+    const OptimizeResult r = Optimize(graph, params);
+    ExpectTruthful(graph, r);
+    EXPECT_FALSE(r.baseline_won);
+    EXPECT_EQ(r.pipeline.layout, "leaf layouts merged");
+    EXPECT_EQ(r.pipeline.summary.actual_peak, r.pipeline.summary.theoretical_peak);
+    EXPECT_EQ(r.layout_outcome, PartOutcome::kOptimal);
+  }
+}
+
 }  // namespace
 }  // namespace roam
