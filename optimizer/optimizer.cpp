@@ -150,13 +150,19 @@ class Run {
     opt::WholeGraphParams p;
     p.time_limit_s = std::max(0.0, std::min(Remaining() - params_.solver_overshoot,
                                             params_.time_limit > 0 ? params_.time_limit : 1e9));
-    p.order.solve.stop = control_.stop;
-    p.layout.solve.stop = control_.stop;
     // MODeL's order ILP stops at the first incumbent that meets the certified bound, and is
     // not built at all when the warm start already does.
     p.order_lower_bound = forced_->bound;
     Report("whole-graph ILP", 0, 1);
-    opt::WholeGraphResult r = opt::OptimizeWholeGraph(graph_, model_, best_order_, p);
+    std::optional<opt::WholeGraphResult> solved =
+        opt::OptimizeWholeGraphOnTime(graph_, model_, best_order_, p, deadline_);
+    if (!solved) {
+      result_.notes.push_back("the whole-graph ILPs were still building or solving at the " +
+                              std::string(Stopped() ? "interrupt" : "time limit") +
+                              "; they were left to stop");
+      return std::nullopt;
+    }
+    opt::WholeGraphResult& r = *solved;
     result_.order_outcome = r.order_part.outcome;
     result_.layout_outcome = r.layout_part.outcome;
     result_.time_limit_hit = r.order_part.status == ilp::ModelStatus::kFeasibleTimeLimit ||

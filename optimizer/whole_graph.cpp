@@ -1,7 +1,14 @@
 #include "optimizer/whole_graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 namespace roam::opt {
 namespace {
@@ -82,6 +89,60 @@ WholeGraphResult OptimizeWholeGraph(const Graph& graph, const MemoryModel& model
   result.offsets = layout.offsets;
   result.layout_part = Report(layout, layout.height, layout.warm_start_height);
   return result;
+}
+
+std::optional<WholeGraphResult> OptimizeWholeGraphOnTime(const Graph& graph,
+                                                         const MemoryModel& model,
+                                                         std::span<const OpId> warm_order,
+                                                         const WholeGraphParams& params,
+                                                         const Deadline& deadline, double grace) {
+  // Everything the worker reads is its own: an abandoned worker outlives this call.
+  struct Job {
+    Graph graph;
+    MemoryModel model;
+    std::vector<OpId> warm;
+    WholeGraphParams params;
+    std::atomic<bool> stop{false};
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+    WholeGraphResult result;
+    std::exception_ptr error;
+  };
+  auto job = std::make_shared<Job>();
+  job->graph = graph;
+  job->model = model;
+  job->warm.assign(warm_order.begin(), warm_order.end());
+  job->params = params;
+  job->params.order.solve.stop = &job->stop;
+  job->params.layout.solve.stop = &job->stop;
+  std::thread worker([job] {
+    try {
+      job->result = OptimizeWholeGraph(job->graph, job->model, job->warm, job->params);
+    } catch (...) {
+      job->error = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(job->mutex);
+    job->done = true;
+    job->finished.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(job->mutex);
+  // Look at the flags every 20 ms: an interrupt is answered well within a second.
+  while (!job->finished.wait_for(lock, std::chrono::milliseconds(20), [&] { return job->done; }))
+    if (deadline.Expired()) break;
+  if (!job->done) {
+    job->stop = true;
+    job->finished.wait_for(lock, std::chrono::duration<double>(grace), [&] { return job->done; });
+  }
+  if (!job->done) {
+    lock.unlock();
+    worker.detach();
+    return std::nullopt;
+  }
+  lock.unlock();
+  worker.join();
+  if (job->error) std::rethrow_exception(job->error);
+  return std::move(job->result);
 }
 
 }  // namespace roam::opt

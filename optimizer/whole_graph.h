@@ -6,10 +6,12 @@
 // whether it is optimal, time-limited or the heuristic fallback.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/deadline.h"
 #include "core/graph.h"
 #include "core/memory_model.h"
 #include "ilp/layout_ilp.h"
@@ -52,5 +54,15 @@ struct WholeGraphResult {
 WholeGraphResult OptimizeWholeGraph(const Graph& graph, const MemoryModel& model,
                                     std::span<const OpId> warm_order,
                                     const WholeGraphParams& params);
+
+// The same on a worker thread with its own copies of the inputs, so that the caller answers an
+// interrupt or the deadline at once: building and scaling a whole-graph model (millions of
+// nonzeros) cannot be interrupted, and GLPK looks at its flags only between nodes. When the
+// deadline expires first, the worker is told to stop and given `grace` seconds; if it has not
+// finished then it is left to end on its own (it touches nothing of the caller's) and the
+// result is empty. The params' stop flags are replaced by the worker's own.
+std::optional<WholeGraphResult> OptimizeWholeGraphOnTime(
+    const Graph& graph, const MemoryModel& model, std::span<const OpId> warm_order,
+    const WholeGraphParams& params, const Deadline& deadline, double grace = 0.2);
 
 }  // namespace roam::opt
