@@ -67,13 +67,9 @@ class Run {
     result_.baselines.push_back({"pytorch", "program", "pytorch", start_.pytorch});
     result_.baselines.push_back(
         {"heuristic", start_.best_plan_order, start_.best_plan_layout, start_.best_plan.summary});
-    for (const opt::NamedOrder& c : start_.candidates) orders_.push_back(&c.order);
-    best_order_ = start_.candidates[start_.start].order;
-    best_order_name_ = start_.candidates[start_.start].name;
-    forced_ = &start_.forced;
-    result_.lower_bound = forced_->bound;
+    result_.lower_bound = start_.forced.bound;
     result_.mode = params_.mode;
-    if (!forced_->exact)
+    if (!start_.forced.exact)
       result_.notes.push_back(
           "the certified bound's search was cut short (work or time): the "
           "bound is valid but may be below the largest forced residency");
@@ -96,12 +92,11 @@ class Run {
                               "; the best baseline plan is returned");
       result_.pipeline = {std::string(ToString(params_.mode)), "not run", "not run",
                           start_.best_plan.summary};
+      plan = start_.best_plan;
+      result_.baseline_won = true;
     }
     const Plan& heuristic = start_.best_plan;
-    if (!pipeline) {
-      plan = heuristic;
-      result_.baseline_won = true;
-    } else if (heuristic.summary.total_peak < plan.summary.total_peak) {
+    if (pipeline && heuristic.summary.total_peak < plan.summary.total_peak) {
       // Never worse than the best baseline plan.
       result_.notes.push_back(
           "the " + std::string(ToString(params_.mode)) + " pipeline's plan (" +
@@ -115,12 +110,12 @@ class Run {
       result_.layout_outcome = PartOutcome::kHeuristic;
     }
     // A proof beats every other label: the bound is met, or the layout has no fragmentation.
-    if (plan.summary.theoretical_peak == forced_->bound)
+    if (plan.summary.theoretical_peak == start_.forced.bound)
       result_.order_outcome = PartOutcome::kOptimal;
     if (plan.summary.actual_peak == plan.summary.theoretical_peak)
       result_.layout_outcome = PartOutcome::kOptimal;
     result_.gap = plan.summary.theoretical_peak > 0
-                      ? static_cast<double>(plan.summary.theoretical_peak - forced_->bound) /
+                      ? static_cast<double>(plan.summary.theoretical_peak - start_.forced.bound) /
                             static_cast<double>(plan.summary.theoretical_peak)
                       : 0.0;
     Report("validate", 0, 0);
@@ -138,6 +133,8 @@ class Run {
   double Remaining() const { return deadline_.Remaining(); }
   bool Stopped() const { return deadline_.Stopped(); }
   bool Expired() const { return deadline_.Expired(); }
+  // The order the pipeline starts from: the lowest-peak candidate.
+  const opt::NamedOrder& Start() const { return start_.candidates[start_.start]; }
   void Report(const char* stage, int done, int total) const {
     if (control_.progress) control_.progress({done, total, Elapsed(), stage});
   }
@@ -152,10 +149,10 @@ class Run {
                                             params_.time_limit > 0 ? params_.time_limit : 1e9));
     // MODeL's order ILP stops at the first incumbent that meets the certified bound, and is
     // not built at all when the warm start already does.
-    p.order_lower_bound = forced_->bound;
+    p.order_lower_bound = start_.forced.bound;
     Report("whole-graph ILP", 0, 1);
     std::optional<opt::WholeGraphResult> solved =
-        opt::OptimizeWholeGraphOnTime(graph_, model_, best_order_, p, deadline_);
+        opt::OptimizeWholeGraphOnTime(graph_, model_, Start().order, p, deadline_);
     if (!solved) {
       result_.notes.push_back("the whole-graph ILPs were still building or solving at the " +
                               std::string(Stopped() ? "interrupt" : "time limit") +
@@ -167,7 +164,7 @@ class Run {
     result_.layout_outcome = r.layout_part.outcome;
     result_.time_limit_hit = r.order_part.status == ilp::ModelStatus::kFeasibleTimeLimit ||
                              r.layout_part.status == ilp::ModelStatus::kFeasibleTimeLimit;
-    pipeline_order_ = "order ILP from " + best_order_name_;
+    pipeline_order_ = "order ILP from " + Start().name;
     pipeline_layout_ = "layout ILP";
     Report("whole-graph ILP", 1, 1);
     return PlanOf(std::move(r.order), r.offsets);
@@ -215,7 +212,7 @@ class Run {
       if (Expired()) break;
       PartitionParams p = params_.partition;
       p.update_placement = placement;
-      SubgraphTree tree = PartitionGraph(graph_, model_, best_order_, p);
+      SubgraphTree tree = PartitionGraph(graph_, model_, Start().order, p);
       const Bytes peak = TheoreticalPeak(graph_, model_, tree.order);
       if (peak < best_peak) {
         best_peak = peak;
@@ -304,26 +301,27 @@ class Run {
     std::optional<SubgraphTree> best_tree = BestPartition();
     if (!best_tree) return std::nullopt;
     SubgraphTree tree = std::move(*best_tree);
-    const Bytes input_peak = TheoreticalPeak(graph_, model_, best_order_);
+    const Bytes input_peak = Start().peak;
     const Bytes tree_peak = TheoreticalPeak(graph_, model_, tree.order);
     if (tree_peak > input_peak) {
       result_.notes.push_back("the subgraph tree's order peaks at " + std::to_string(tree_peak) +
                               " B, above its input order's " + std::to_string(input_peak) +
                               " B; the input order is cut into windows instead");
-      tree = WindowPartition(graph_, model_, best_order_, params_.partition);
+      tree = WindowPartition(graph_, model_, Start().order, params_.partition);
     }
 
     // Warm starts: the best of the partition's sub-order and every baseline order restricted
     // to the leaf (a restriction of a topological order is topological for the leaf).
     std::vector<std::vector<int>> positions;
-    for (const std::vector<OpId>* candidate : orders_) {
+    for (const opt::NamedOrder& candidate : start_.candidates) {
       std::vector<int> pos(U(graph_.num_ops()));
-      for (size_t s = 0; s < candidate->size(); ++s) pos[U((*candidate)[s])] = static_cast<int>(s);
+      for (size_t s = 0; s < candidate.order.size(); ++s)
+        pos[U(candidate.order[s])] = static_cast<int>(s);
       positions.push_back(std::move(pos));
     }
     const int nl = static_cast<int>(tree.leaves.size());
     std::vector<LeafSlot> slots(U(nl));
-    const bool order_proven = input_peak == forced_->bound;
+    const bool order_proven = input_peak == start_.forced.bound;
     for (int l = 0; l < nl; ++l) {
       const Leaf& leaf = tree.leaves[U(l)];
       LeafSlot& slot = slots[U(l)];
@@ -343,7 +341,7 @@ class Run {
     for (int l = 0; l < nl; ++l) {
       const Leaf& leaf = tree.leaves[U(l)];
       LeafSlot& slot = slots[U(l)];
-      const bool can_gain = slot.warm_peak > forced_->bound && slot.warm_peak > slot.forced;
+      const bool can_gain = slot.warm_peak > start_.forced.bound && slot.warm_peak > slot.forced;
       slot.sent = params_.leaf_order.enabled && leaf.ops.size() > 1 &&
                   (!params_.bound_shortcut || (!order_proven && can_gain));
       if (leaf.ops.size() <= 1)
@@ -390,14 +388,14 @@ class Run {
       all_peak_optimal = all_peak_optimal && slot.outcome == PartOutcome::kOptimal;
       any_peak_time_limited = any_peak_time_limited || slot.outcome == PartOutcome::kTimeLimited;
     }
-    result_.peak_leaves_optimal = all_peak_optimal && peak > forced_->bound;
+    result_.peak_leaves_optimal = all_peak_optimal && peak > start_.forced.bound;
     result_.order_outcome =
         any_peak_time_limited ? PartOutcome::kTimeLimited : PartOutcome::kHeuristic;
     if (result_.peak_leaves_optimal)
       result_.notes.push_back(
           "the leaves holding the peak are proved optimal within the "
           "partition; the gap to the certified bound remains");
-    pipeline_order_ = "leaf order ILPs from " + best_order_name_;
+    pipeline_order_ = "leaf order ILPs from " + Start().name;
 
     std::vector<Bytes> offsets = Layout(tree, order);
     result_.time_limit_hit = counts.time_limited > 0 || counts.not_started > 0;
@@ -411,15 +409,15 @@ class Run {
   void LeafForcedResidency(const SubgraphTree& tree, std::vector<LeafSlot>& slots) {
     std::vector<OpId> needed;
     for (size_t l = 0; l < slots.size(); ++l) {
-      if (slots[l].warm_peak <= forced_->bound) continue;
+      if (slots[l].warm_peak <= start_.forced.bound) continue;
       for (OpId op : tree.leaves[l].ops)
-        if (!forced_->evaluated[U(op)] && forced_->upper[U(op)] >= slots[l].warm_peak)
+        if (!start_.forced.evaluated[U(op)] && start_.forced.upper[U(op)] >= slots[l].warm_peak)
           needed.push_back(op);
     }
     EvaluateForced(graph_, model_, deps_, needed, start_.forced);
     for (size_t l = 0; l < slots.size(); ++l)
       for (OpId op : tree.leaves[l].ops)
-        slots[l].forced = std::max(slots[l].forced, forced_->per_op[U(op)]);
+        slots[l].forced = std::max(slots[l].forced, start_.forced.per_op[U(op)]);
   }
 
   std::vector<Bytes> Layout(const SubgraphTree& tree, const std::vector<OpId>& order) {
@@ -540,10 +538,7 @@ class Run {
   MemoryModel model_;
   Dependencies deps_;
   opt::StartingPoint start_;
-  const ForcedResidency* forced_ = nullptr;       // start_.forced
-  std::vector<const std::vector<OpId>*> orders_;  // the candidates' orders
-  std::vector<OpId> best_order_;
-  std::string best_order_name_, pipeline_order_, pipeline_layout_;
+  std::string pipeline_order_, pipeline_layout_;
   MergeStats merge_stats_;
   OptimizeResult result_;
 };

@@ -109,6 +109,32 @@ TEST(Deadline, EveryStageObservesTheDeadline) {
   }
 }
 
+// Optimize with the stop flag set `delay_ms` after the start (0: already set), as a first
+// Ctrl-C does; with the seconds from the flag to Optimize's return.
+struct InterruptedRun {
+  OptimizeResult result;
+  double after_signal = 0;
+};
+InterruptedRun RunInterruptedAfter(const Graph& graph, const OptimizerParams& params,
+                                   int delay_ms) {
+  std::atomic<bool> stop{delay_ms == 0};
+  std::atomic<std::int64_t> stopped_at_ns{0};
+  RunControl control;
+  control.stop = &stop;
+  std::thread interrupter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    stopped_at_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+    stop = true;
+  });
+  InterruptedRun run;
+  run.result = Optimize(graph, params, control);
+  const auto returned = std::chrono::steady_clock::now().time_since_epoch().count();
+  interrupter.join();
+  run.after_signal =
+      static_cast<double>(returned - std::max<std::int64_t>(stopped_at_ns.load(), 0)) / 1e9;
+  return run;
+}
+
 // An interrupt on a graph where every stage of the old pipeline took seconds: a valid plan,
 // marked interrupted, soon after the signal (docs/optimizer.md: within a second on the command
 // line; the bound here leaves room for sanitizer builds and a loaded machine).
@@ -118,27 +144,14 @@ TEST(Deadline, AnInterruptOnALargeGraphEndsTheRunAtOnce) {
     SCOPED_TRACE("interrupt after " + std::to_string(delay_ms) + " ms");
     OptimizerParams params;
     params.time_limit = 0;
-    std::atomic<bool> stop{delay_ms == 0};
-    std::atomic<std::int64_t> stopped_at_ns{0};
-    RunControl control;
-    control.stop = &stop;
-    std::thread interrupter([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-      stopped_at_ns = std::chrono::steady_clock::now().time_since_epoch().count();
-      stop = true;
-    });
-    const OptimizeResult r = Optimize(graph, params, control);
-    const auto returned = std::chrono::steady_clock::now().time_since_epoch().count();
-    interrupter.join();
-    ExpectTruthful(graph, r);
+    const InterruptedRun run = RunInterruptedAfter(graph, params, delay_ms);
+    ExpectTruthful(graph, run.result);
     if (delay_ms == 0) {
-      EXPECT_TRUE(r.interrupted);
+      EXPECT_TRUE(run.result.interrupted);
     }
     // A run that finished before the signal is not interrupted, and has nothing to answer.
-    if (!r.interrupted) continue;
-    const double after_signal =
-        static_cast<double>(returned - std::max<std::int64_t>(stopped_at_ns.load(), 0)) / 1e9;
-    EXPECT_LT(after_signal, 3.0) << "the run must end soon after the interrupt";
+    if (!run.result.interrupted) continue;
+    EXPECT_LT(run.after_signal, 3.0) << "the run must end soon after the interrupt";
   }
 }
 
@@ -150,21 +163,10 @@ TEST(Deadline, AnInterruptInModelModeEndsTheRunAtOnce) {
   OptimizerParams params;
   params.mode = OptimizeMode::kModel;
   params.time_limit = 0;
-  std::atomic<bool> stop{false};
-  std::atomic<std::int64_t> stopped_at_ns{0};
-  RunControl control;
-  control.stop = &stop;
-  std::thread interrupter([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    stopped_at_ns = std::chrono::steady_clock::now().time_since_epoch().count();
-    stop = true;
-  });
-  const OptimizeResult r = Optimize(graph, params, control);
-  const auto returned = std::chrono::steady_clock::now().time_since_epoch().count();
-  interrupter.join();
-  ExpectTruthful(graph, r);
-  ASSERT_TRUE(r.interrupted);
-  EXPECT_LT(static_cast<double>(returned - stopped_at_ns.load()) / 1e9, 3.0);
+  const InterruptedRun run = RunInterruptedAfter(graph, params, 300);
+  ExpectTruthful(graph, run.result);
+  ASSERT_TRUE(run.result.interrupted);
+  EXPECT_LT(run.after_signal, 3.0);
 }
 
 // A leaf solver that runs out of time with an order no better than its warm start (a
