@@ -237,13 +237,16 @@ void Partitioner::ComputeSegments() {
                         : hi_[U(op)] < m ? OpRole::kFloatingBridge
                                          : OpRole::kFloatingSink;
   }
-  // Bridges: their natural segment clamped to [lo, hi] (lo <= hi: docs). Sinks: the latest
-  // segment among their predecessors with a spine ancestor, in order.
+  // Bridges: their natural segment clamped to [lo, hi] (lo <= hi: docs). Sinks: their natural
+  // segment, or later where a predecessor with a spine ancestor was placed later, in order.
+  // Not the predecessors' latest segment: a backward sink fed only by a forward op (RMSNorm's
+  // pow of the saved rsqrt) would run in the forward pass and hold its output across the
+  // activation peak until its consumer in the backward.
   for (OpId op : order_) {
     if (RoleOf(op) == OpRole::kFloatingBridge) {
       tree_.segment_of_op[U(op)] = std::clamp(natural_[U(op)], lo_[U(op)], hi_[U(op)]);
     } else if (RoleOf(op) == OpRole::kFloatingSink) {
-      int s = 0;
+      int s = natural_[U(op)];
       for (OpId p : deps_.Preds(op))
         if (RoleOf(p) != OpRole::kFloatingSource) s = std::max(s, tree_.segment_of_op[U(p)]);
       tree_.segment_of_op[U(op)] = s;
@@ -281,8 +284,11 @@ void Partitioner::PeelBranches() {
     for (OpId succ : deps_.Succs(op)) out = out || !InBranch(succ);
     if (!out) continue;
     branch_of_[U(op)] = -1;
-    tree_.role[U(op)] = ready[U(op)] >= 0 ? OpRole::kFloatingSink : OpRole::kFloatingSource;
-    tree_.segment_of_op[U(op)] = std::max(ready[U(op)], 0);
+    // A handed-back sink runs where the input order has it, or later when it is ready later:
+    // never earlier, where its output would wait for its consumers (the sink rule above).
+    const bool sink = ready[U(op)] >= 0;
+    tree_.role[U(op)] = sink ? OpRole::kFloatingSink : OpRole::kFloatingSource;
+    tree_.segment_of_op[U(op)] = sink ? std::max(ready[U(op)], natural_[U(op)]) : 0;
     peeled = true;
   }
   if (!peeled) return;

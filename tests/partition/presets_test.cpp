@@ -230,5 +230,33 @@ TEST(PartitionOfPresets, TiedEmbeddingGradientIsComputedWhenReadyNotWithItsUpdat
   EXPECT_GE(checked, 2);  // the gradients of the log-probabilities and of the logits
 }
 
+// LLaMA's first RMSNorm backward feeds only the embedding's gradient, so the extension takes it
+// into the embedding's update branch and the peel hands it back. Its `pow` of the saved rsqrt
+// is ready in the forward pass; run there, its output would wait across the activation peak
+// for its consumer in the backward. No op the peel hands back runs before the input order
+// has it, and the tree's order peaks no higher than the order it refines.
+TEST(PartitionOfPresets, HandedBackOpsRunNoEarlierThanTheInputOrderHasThem) {
+  for (const char* name : {"llama-tiny", "gpt2-small"}) {
+    SCOPED_TRACE(name);
+    const Partitioned p = Partition(Preset(name, {"model.n_layer=2"}), 40);
+    // Natural segment: that of the latest spine op at or before the op in the input order.
+    std::vector<int> natural(U(p.graph.num_ops()), 0);
+    int segment = 0;
+    for (OpId op : p.graph.program_order) {
+      if (p.tree.role[U(op)] == OpRole::kSpine) segment = p.tree.segment_of_op[U(op)];
+      natural[U(op)] = segment;
+    }
+    int sinks = 0;
+    for (OpId op = 0; op < p.graph.num_ops(); ++op) {
+      if (p.tree.role[U(op)] != OpRole::kFloatingSink) continue;
+      ++sinks;
+      EXPECT_GE(p.tree.segment_of_op[U(op)], natural[U(op)]) << p.graph.ops[U(op)].name;
+    }
+    EXPECT_GT(sinks, 0);
+    EXPECT_LE(TheoreticalPeak(p.graph, p.model, p.tree.order),
+              TheoreticalPeak(p.graph, p.model, p.graph.program_order));
+  }
+}
+
 }  // namespace
 }  // namespace roam
