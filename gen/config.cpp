@@ -30,7 +30,8 @@ constexpr Named<Family> kFamilies[] = {
 };
 constexpr Named<Attention> kAttentions[] = {{Attention::kSdpa, "sdpa"}, {Attention::kMath, "math"}};
 constexpr Named<Precision> kPrecisions[] = {{Precision::kFp32, "fp32"},
-                                            {Precision::kBf16Mixed, "bf16-mixed"}};
+                                            {Precision::kBf16Mixed, "bf16-mixed"},
+                                            {Precision::kBf16Master, "bf16-master"}};
 constexpr Named<OptimizerKind> kOptimizers[] = {
     {OptimizerKind::kSgd, "sgd"}, {OptimizerKind::kAdam, "adam"}, {OptimizerKind::kAdamW, "adamw"}};
 constexpr Named<DType> kDTypes[] = {

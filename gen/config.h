@@ -33,7 +33,11 @@ std::string_view ToString(Attention attention);
 
 // fp32: every tensor in model.dtype. bf16-mixed: torch.autocast(dtype=bfloat16) around the
 // forward pass and the loss, with float32 weights (the master copy), gradients and optimizer.
-enum class Precision { kFp32, kBf16Mixed };
+// bf16-master: the model itself in bfloat16 (weights, activations, gradients), a float32 master
+// copy of every weight in the optimizer, as Megatron-LM, DeepSpeed and FSDP's MixedPrecision
+// train LLaMA-scale models: each gradient is cast to float32, the optimizer updates the master
+// and the master is copied back into the bfloat16 weight.
+enum class Precision { kFp32, kBf16Mixed, kBf16Master };
 std::string_view ToString(Precision precision);
 
 // The network. Which keys a family reads is listed in docs/configs.md; a key that does not

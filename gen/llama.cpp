@@ -62,15 +62,20 @@ std::int64_t LlamaFfnWidth(const ModelConfig& m) {
 Graph Llama(const ModelConfig& m, const TrainingConfig& training) {
   Tape tape(m.name);
   Ops o(tape, m.device);
+  // bf16-mixed: autocast over float32 weights. bf16-master: the model is bfloat16 throughout
+  // (its float32 master copies live in the optimizer, gen/optim.h), so nothing is cast but the
+  // loss's input and RMSNorm's float32 arithmetic.
   const bool mixed = training.precision == Precision::kBf16Mixed;
+  const bool master = training.precision == Precision::kBf16Master;
   Autocast ac(o, mixed);
+  const DType weight_dtype = master ? DType::kBFloat16 : m.dtype;
   const std::int64_t B = m.batch, T = m.seq_len, C = m.n_embd, H = m.n_head;
   const std::int64_t KV = m.n_kv_head > 0 ? m.n_kv_head : H, hd = C / H, F = LlamaFfnWidth(m);
   const std::int64_t n_rep = H / KV;
 
   std::vector<V> params;  // model.parameters() order
   auto param = [&](const Shape& shape) {
-    V v = tape.Input(shape, m.dtype, TensorKind::kWeight, /*parameter=*/true);
+    V v = tape.Input(shape, weight_dtype, TensorKind::kWeight, /*parameter=*/true);
     params.push_back(v);
     return v;
   };
@@ -91,8 +96,8 @@ Graph Llama(const ModelConfig& m, const TrainingConfig& training) {
   const V output = m.tie_embeddings ? tok_embeddings : param({m.vocab, C});
   // Buffers: the rotary tables [n_positions, 1, hd] in the model's dtype and the bool causal
   // mask (True above the diagonal).
-  const V rope_cos = tape.Input({m.n_positions, 1, hd}, m.dtype, TensorKind::kInput);
-  const V rope_sin = tape.Input({m.n_positions, 1, hd}, m.dtype, TensorKind::kInput);
+  const V rope_cos = tape.Input({m.n_positions, 1, hd}, weight_dtype, TensorKind::kInput);
+  const V rope_sin = tape.Input({m.n_positions, 1, hd}, weight_dtype, TensorKind::kInput);
   const V causal_mask =
       tape.Input({m.n_positions, m.n_positions}, DType::kBool, TensorKind::kInput);
   const V idx = tape.Input({B, T}, DType::kInt64, TensorKind::kInput);
@@ -104,7 +109,7 @@ Graph Llama(const ModelConfig& m, const TrainingConfig& training) {
     y = o.Mul(y, o.Rsqrt(o.AddScalar(o.Mean(o.PowScalar(y), {-1}))));
     return o.Mul(o.Cast(y, tape.dtype(x)), weight);
   };
-  const DType act = mixed ? ac.low() : m.dtype;
+  const DType act = mixed || master ? ac.low() : m.dtype;
   // x * cos + rotate_half(x) * sin on [B, T, heads, hd], rotate_half = cat(-x2, x1).
   auto rotary = [&](V x, V cos, V sin) {
     V a = o.Mul(x, cos);
@@ -156,7 +161,8 @@ Graph Llama(const ModelConfig& m, const TrainingConfig& training) {
     const V gate = o.Silu(ac.Linear(z, l.w1));
     h = o.Add(h, ac.Linear(o.Mul(gate, ac.Linear(z, l.w3)), l.w2));
   }
-  const V logits = ac.Linear(rms_norm(h, norm), output);
+  V logits = ac.Linear(rms_norm(h, norm), output);
+  if (master) logits = o.Cast(logits, DType::kFloat32);  // the loss in float32: logits.float()
   const V flat_logits = o.View(logits, {MulDims(B, T), m.vocab});
   const V loss = ac.CrossEntropy(flat_logits, o.View(targets, {MulDims(B, T)}));
 

@@ -7,7 +7,8 @@ V State(Tape& t, V param) {
   return t.Input(t.shape(param), t.dtype(param), TensorKind::kOptimizerState);
 }
 
-void Sgd(Tape& t, V param, V grad, const TrainingConfig& c) {
+// Each update returns the parameter's value after its in-place writes.
+V Sgd(Tape& t, V param, V grad, const TrainingConfig& c) {
   V d_p = grad;
   if (c.weight_decay != 0.0) d_p = t.Emit1("aten.add", {d_p, param}, t.shape(d_p), t.dtype(d_p));
   if (c.momentum != 0.0) {
@@ -16,14 +17,14 @@ void Sgd(Tape& t, V param, V grad, const TrainingConfig& c) {
     buf = t.EmitInPlace("aten.add_", buf, {d_p});
     d_p = c.nesterov ? t.Emit1("aten.add", {d_p, buf}, t.shape(d_p), t.dtype(d_p)) : buf;
   }
-  t.EmitInPlace("aten.add_", param, {d_p});
+  return t.EmitInPlace("aten.add_", param, {d_p});
 }
 
 // PyTorch 1.13's _single_tensor_adam without capturable/amsgrad. The step counter is a CPU
 // scalar tensor (state_steps stay on the host when capturable=False): its add_ and the item()
 // that reads it back for the bias corrections are host ops, so neither they nor the counter
 // are in the device graph; the bias corrections reach div and addcdiv_ as Python floats.
-void Adam(Tape& t, V param, V grad, const TrainingConfig& c, bool decoupled) {
+V Adam(Tape& t, V param, V grad, const TrainingConfig& c, bool decoupled) {
   V exp_avg = State(t, param);
   V exp_avg_sq = State(t, param);
   if (decoupled) {
@@ -38,7 +39,7 @@ void Adam(Tape& t, V param, V grad, const TrainingConfig& c, bool decoupled) {
   V denom = t.Emit1("aten.sqrt", {exp_avg_sq}, t.shape(exp_avg_sq), t.dtype(exp_avg_sq));
   denom = t.Emit1("aten.div", {denom}, t.shape(denom), t.dtype(denom));
   denom = t.EmitInPlace("aten.add_", denom, {});
-  t.EmitInPlace("aten.addcdiv_", param, {exp_avg, denom});
+  return t.EmitInPlace("aten.addcdiv_", param, {exp_avg, denom});
 }
 
 }  // namespace
@@ -46,20 +47,29 @@ void Adam(Tape& t, V param, V grad, const TrainingConfig& c, bool decoupled) {
 void EmitOptimizerStep(Tape& tape, const std::vector<V>& params, const TrainingConfig& config) {
   const Phase saved = tape.phase();
   tape.set_phase(Phase::kOptimizer);
-  for (V param : params) {
-    const V grad = tape.grad(param);
+  const bool master_copies = config.precision == Precision::kBf16Master;
+  for (V model_param : params) {
+    V grad = tape.grad(model_param);
     if (grad == kNone) continue;
+    // bf16-master: the optimizer steps a float32 master copy (persistent, as optimizer state)
+    // with the gradient cast to float32, then copies the master back into the model's weight.
+    V param = model_param;
+    if (master_copies) {
+      param = tape.Input(tape.shape(model_param), DType::kFloat32, TensorKind::kOptimizerState);
+      grad = tape.Emit1("aten._to_copy", {grad}, tape.shape(grad), DType::kFloat32);
+    }
     switch (config.optimizer) {
       case OptimizerKind::kSgd:
-        Sgd(tape, param, grad, config);
+        param = Sgd(tape, param, grad, config);
         break;
       case OptimizerKind::kAdam:
-        Adam(tape, param, grad, config, /*decoupled=*/false);
+        param = Adam(tape, param, grad, config, /*decoupled=*/false);
         break;
       case OptimizerKind::kAdamW:
-        Adam(tape, param, grad, config, /*decoupled=*/true);
+        param = Adam(tape, param, grad, config, /*decoupled=*/true);
         break;
     }
+    if (master_copies) tape.EmitInPlace("aten.copy_", model_param, {param});
   }
   tape.set_phase(saved);
 }

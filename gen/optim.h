@@ -5,7 +5,9 @@
 // Out: optimizer-phase ops on the tape. Optimizer state (moments, momentum buffers) are graph
 // inputs of kind optimizer_state updated in place; Adam's step counters are host tensors and
 // not in the graph. Each gradient's last reader is its parameter's update, so it dies there.
-// Parameters without a gradient are skipped, as torch.optim does.
+// Parameters without a gradient are skipped, as torch.optim does. Under bf16-master precision
+// the optimizer steps float32 master copies (inputs of kind optimizer_state) with float32
+// copies of the gradients and copies each master back into its bfloat16 parameter.
 #pragma once
 
 #include <vector>

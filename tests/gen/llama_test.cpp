@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/memory_model.h"
 #include "gen/config.h"
 #include "gen/generate.h"
 #include "tests/gen/config_errors.h"
@@ -171,6 +172,55 @@ TEST(LlamaPrecision, EachMatrixWeightIsCastOnceAndItsGradientCastBack) {
     if (op.name == "aten.detach" && op.phase == Phase::kBackward)
       ++grads_of_size[g.tensors[U(op.outputs[0])].size];
   EXPECT_EQ(grads_of_size, weights_of_size);
+}
+
+// bf16-master: the model in bfloat16 (weights, activations, gradients; no casts in the forward
+// pass but RMSNorm's float32 arithmetic and the loss's input), a float32 master and two float32
+// AdamW moments per weight, and per weight one float32 copy of its gradient stepping the master,
+// which is then copied back into the weight.
+TEST(LlamaPrecision, Bf16MasterSteps32BitMastersAndCopiesThemBack) {
+  const Config c = Preset("llama-tiny", {"training.precision=bf16-master"});
+  const Graph g = GenerateGraph(c);
+  const Graph fp32 = GenerateGraph(Preset("llama-tiny", {"training.precision=fp32"}));
+  EXPECT_EQ(Sum(g, TensorKind::kWeight) * 2, Sum(fp32, TensorKind::kWeight));
+  // Masters and moments: 3 float32 tensors per weight, where fp32 has its 2 moments.
+  EXPECT_EQ(Sum(g, TensorKind::kOptimizerState) * 2, Sum(fp32, TensorKind::kOptimizerState) * 3);
+  int forward_casts = 0;
+  for (const Op& op : g.ops)
+    if (op.name == "aten._to_copy" && op.phase == Phase::kForward) ++forward_casts;
+  // Per RMSNorm (2 a layer and the final one) float32 in and back; the rotary tables are
+  // bfloat16 already; the logits to float32; Meta's float32 softmax in and back (llama-tiny
+  // has the unfused attention).
+  ASSERT_EQ(c.model.attention, Attention::kMath);
+  EXPECT_EQ(forward_casts, 2 * (2 * c.model.n_layer + 1) + 1 + 2 * c.model.n_layer);
+  std::map<Bytes, int> weights_of_size;
+  for (TensorId w : Weights(g)) ++weights_of_size[g.tensors[U(w)].size];
+  std::map<Bytes, int> copied_of_size, cast_grads_of_size;
+  for (const Op& op : g.ops) {
+    if (op.phase != Phase::kOptimizer) continue;
+    if (op.name == "aten.copy_") {
+      // Into a bfloat16 weight from its float32 master.
+      const Tensor& into = g.tensors[U(op.inputs[0])];
+      ++copied_of_size[into.size];
+      EXPECT_EQ(g.tensors[U(op.inputs[1])].size, 2 * into.size);
+    }
+    if (op.name == "aten._to_copy") ++cast_grads_of_size[g.tensors[U(op.outputs[0])].size / 2];
+  }
+  EXPECT_EQ(copied_of_size, weights_of_size);
+  EXPECT_EQ(cast_grads_of_size, weights_of_size);
+  // A model a quarter of LLaMA-2 7B's depth at its width and sequence: activations in bfloat16
+  // bring the theoretical peak to 0.45-0.75 of fp32's (issue 26's target; bf16-mixed's autocast
+  // keeps it at about 1, docs/generators.md).
+  const Graph big_master =
+      GenerateGraph(Preset("llama-7b", {"model.n_layer=4", "training.precision=bf16-master"}));
+  const Graph big_fp32 =
+      GenerateGraph(Preset("llama-7b", {"model.n_layer=4", "training.precision=fp32"}));
+  const double ratio = static_cast<double>(TheoreticalPeak(big_master, BuildMemoryModel(big_master),
+                                                           big_master.program_order)) /
+                       static_cast<double>(TheoreticalPeak(big_fp32, BuildMemoryModel(big_fp32),
+                                                           big_fp32.program_order));
+  EXPECT_GE(ratio, 0.45);
+  EXPECT_LE(ratio, 0.75);
 }
 
 TEST(LlamaAttention, GroupedQueryAttentionRepeatsTheKeyValueHeads) {

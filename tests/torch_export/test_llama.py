@@ -64,6 +64,13 @@ class LlamaGeneratorMatchesTrace(unittest.TestCase):
             self, "llama-tiny.yaml", model={"n_layer": 1, "n_kv_head": 4, "seq_len": 8},
             training={"precision": "fp32", "optimizer": "sgd", "momentum": 0.9}), casts=0)
 
+    def test_llama_tiny_bf16_master_is_the_traced_step_op_for_op(self):
+        # The model in bfloat16, float32 masters stepped with float32 gradient copies and
+        # copied back: RMSNorm's, the softmax's and the loss's casts in the forward pass, one
+        # gradient cast per weight in the optimizer.
+        self.check_against_trace(write_config(
+            self, "llama-tiny.yaml", training={"precision": "bf16-master"}), casts=20)
+
     def check_against_trace(self, config, casts):
         d = s.temp_dir(self)
         generated, traced = os.path.join(d, "generated.json"), os.path.join(d, "traced.json")

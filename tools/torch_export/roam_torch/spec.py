@@ -23,9 +23,10 @@ class UsageError(Exception):
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 OPTIMIZERS = ("adam", "adamw", "sgd")
 DROPOUT_FORMS = ("cuda", "cpu")
-# training.precision: fp32, or autocast to bfloat16 around the forward pass with float32
-# weights, gradients and optimizer (docs/generators.md, "Mixed precision").
-PRECISIONS = ("fp32", "bf16-mixed")
+# training.precision: fp32; autocast to bfloat16 around the forward pass with float32
+# weights, gradients and optimizer (bf16-mixed); or the model in bfloat16 with float32 master
+# copies of its weights in the optimizer (bf16-master). docs/generators.md, "Mixed precision".
+PRECISIONS = ("fp32", "bf16-mixed", "bf16-master")
 ATTENTIONS = ("sdpa", "math")
 
 

@@ -68,7 +68,8 @@ def build_model(spec: StepSpec) -> nn.Module:
             model = torchvision.models.get_model(spec.model, **kwargs)
     else:
         raise UsageError(f"unknown model family {spec.family!r}")
-    model = model.to(spec.torch_dtype)
+    # bf16-master: the model itself in bfloat16; its float32 masters are optimizer state.
+    model = model.to(torch.bfloat16 if spec.precision == "bf16-master" else spec.torch_dtype)
     model.train()
     return model
 
@@ -92,11 +93,12 @@ def make_batch(spec: StepSpec, generator=None):
 
 def optimizer_state_names(spec: StepSpec):
     """Per-parameter optimizer state tensors held on the device between steps."""
+    master = ("master",) if spec.precision == "bf16-master" else ()
     if spec.optimizer.name in ("adam", "adamw"):
-        return ("exp_avg", "exp_avg_sq")
+        return master + ("exp_avg", "exp_avg_sq")
     if spec.optimizer.name == "sgd" and spec.optimizer.momentum != 0:
-        return ("momentum_buffer",)
-    return ()
+        return master + ("momentum_buffer",)
+    return master
 
 
 def make_optimizer_state(spec: StepSpec, params, generator=None):
@@ -109,7 +111,11 @@ def make_optimizer_state(spec: StepSpec, params, generator=None):
     for p in params:
         entry = []
         for name in optimizer_state_names(spec):
-            t = torch.randn(p.shape, generator=generator, dtype=p.dtype)
+            if name == "master":  # the float32 weight the bfloat16 one was rounded from
+                entry.append(p.detach().to(torch.float32))
+                continue
+            dtype = torch.float32 if spec.precision == "bf16-master" else p.dtype
+            t = torch.randn(p.shape, generator=generator, dtype=dtype)
             if name == "exp_avg_sq":
                 t = t * t
             entry.append(t)
@@ -191,6 +197,8 @@ def training_step(spec: StepSpec, inputs: StepInputs, flat, set_phase=lambda pha
         logits = model(x)
         if not isinstance(logits, torch.Tensor):  # models returning (logits, aux...) tuples
             logits = logits[0]
+        if spec.precision == "bf16-master":  # the loss in float32, as `logits.float()`
+            logits = logits.float()
         if logits.dim() > 2:  # language models: nanoGPT flattens the tokens into the batch
             loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
         else:
@@ -202,8 +210,24 @@ def training_step(spec: StepSpec, inputs: StepInputs, flat, set_phase=lambda pha
     set_phase("optimizer")
     with torch.no_grad():
         trained = [(i, p, g) for i, (p, g) in enumerate(zip(params, grads)) if g is not None]
-        opt = _optimizer(spec, [p for _, p, _ in trained])
         state_names = optimizer_state_names(spec)
+        if spec.precision == "bf16-master":
+            # Parameter by parameter: the gradient's float32 copy steps the master, which is
+            # copied back into the bfloat16 weight; one float32 gradient alive at a time.
+            for i, p, g in trained:
+                st = {name: state_flat[i * ns + k] for k, name in enumerate(state_names)}
+                master = st.pop("master")
+                if spec.optimizer.name in ("adam", "adamw"):
+                    st["step"] = torch.tensor(float(spec.optimizer.step))
+                opt = _optimizer(spec, [master])
+                master.grad = g.float()
+                if st:
+                    opt.state[master] = st
+                opt.step()
+                master.grad = None
+                p.copy_(master)
+            return loss
+        opt = _optimizer(spec, [p for _, p, _ in trained])
         for i, p, g in trained:
             p.grad = g
             st = {name: state_flat[i * ns + k] for k, name in enumerate(state_names)}
