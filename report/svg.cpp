@@ -21,6 +21,8 @@ constexpr double kFont = 12, kTitleFont = 15, kPanelFont = 13;
 // DejaVu Sans' ascent and descent, in em: the box a browser gives a line of text.
 constexpr double kAscent = 0.93, kDescent = 0.24;
 constexpr double kLegendRow = 18;
+// Labels drawn over lines keep a white outline, so a line under them does not cross them out.
+constexpr const char* kHalo = " stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\"";
 
 const char* Colour(size_t i) { return kPalette[i % std::size(kPalette)]; }
 const char* Dash(size_t i) { return kDashes[(i / std::size(kPalette)) % std::size(kDashes)]; }
@@ -647,7 +649,8 @@ std::string MemorySvg(const std::vector<MemorySeries>& series, std::string_view 
     for (double fx : {1.0, 0.8, 0.6, 0.4, 0.2})
       for (double dy : {-4.0, 14.0}) at.emplace_back(f.left + fx * w - 4, py + dy);
     std::string text = s.name + " total " + HumanBytes(static_cast<double>(s.total_peak));
-    std::string attrs = std::string("class=\"total-peak-label\" fill=\"") + Colour(i) + "\"";
+    std::string attrs =
+        std::string("class=\"total-peak-label\" fill=\"") + Colour(i) + "\"" + kHalo;
     out.Place(at, plot, text, Anchor::kEnd, attrs);
   }
   for (size_t i = 0; i < series.size(); ++i) {
@@ -662,7 +665,7 @@ std::string MemorySvg(const std::vector<MemorySeries>& series, std::string_view 
             << *peak << " B at step " << k << "</title></circle>\n";
     out.Reserve({px - 4, py - 4, px + 4, py + 4});
     std::string text = HumanBytes(static_cast<double>(*peak)) + " @ " + std::to_string(k);
-    std::string attrs = std::string("class=\"peak-label\" fill=\"") + Colour(i) + "\"";
+    std::string attrs = std::string("class=\"peak-label\" fill=\"") + Colour(i) + "\"" + kHalo;
     const double tw = TextWidth(text);
     std::vector<std::pair<double, double>> at;
     for (double dy : {-7.0, 17.0, -21.0, 31.0, -35.0, 45.0, -49.0, 59.0})
