@@ -35,10 +35,12 @@ int RunPlot(const PlotOptions& o) {
               << stats.aggregated_rectangles << " aggregates)\n";
   } else {
     batch::Baselines b = batch::PlanBaselines(graph, model);
+    // Each with its total peak: persistent bytes plus the arena, fragmentation included.
     svg = report::MemorySvg(
-        {{"plan", batch::MemoryOverTime(graph, plan)},
-         {"pytorch", batch::MemoryOverTime(graph, b.pytorch)},
-         {"best heuristic (" + b.heuristic_name + ")", batch::MemoryOverTime(graph, b.heuristic)}},
+        {{"plan", batch::MemoryOverTime(graph, plan), plan.summary.total_peak},
+         {"pytorch", batch::MemoryOverTime(graph, b.pytorch), b.pytorch.summary.total_peak},
+         {"best heuristic (" + b.heuristic_name + ")", batch::MemoryOverTime(graph, b.heuristic),
+          b.heuristic.summary.total_peak}},
         plan.graph + ": memory over time");
   }
   WriteFileAtomically(o.out, svg);

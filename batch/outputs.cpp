@@ -45,23 +45,38 @@ std::string Seconds(double s) {
   return text;
 }
 
-struct SeriesTable {
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<double>> values;
-  void Set(const std::string& name, size_t at, size_t n, double v) {
-    auto [it, fresh] = values.try_emplace(name, std::vector<double>(n, kNaN));
-    if (fresh) order.push_back(name);
+// Bars of one sweep chart: a panel per input and other settings, a bar per method.
+struct PanelTable {
+  std::vector<std::string> panels, methods;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> values;
+  void Set(const std::string& panel, const std::string& method, size_t at, size_t n, double v) {
+    if (std::find(panels.begin(), panels.end(), panel) == panels.end()) panels.push_back(panel);
+    if (std::find(methods.begin(), methods.end(), method) == methods.end())
+      methods.push_back(method);
+    auto [it, fresh] = values.try_emplace({panel, method}, std::vector<double>(n, kNaN));
     it->second[at] = v;
   }
-  std::vector<report::ChartSeries> Series() const {
-    std::vector<report::ChartSeries> out;
-    for (const std::string& name : order) out.push_back({name, values.at(name)});
-    return out;
+  void Fill(report::BarChart& chart, size_t n) const {
+    // The planned methods first, then the baselines and the bound, in that order.
+    chart.methods = methods;
+    auto rank = [](const std::string& m) {
+      return m == "pytorch" ? 1 : m == "best heuristic" ? 2 : m == "certified bound" ? 3 : 0;
+    };
+    std::stable_sort(chart.methods.begin(), chart.methods.end(),
+                     [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
+    for (const std::string& p : panels) {
+      report::BarPanel panel{p, {}};
+      for (const std::string& m : chart.methods) {
+        auto it = values.find({p, m});
+        panel.values.push_back(it == values.end() ? std::vector<double>(n, kNaN) : it->second);
+      }
+      chart.panels.push_back(std::move(panel));
+    }
   }
 };
 
 // For every swept parameter with two or more values: total peak per method, and planning time,
-// against it.
+// against it, as grouped bars in small multiples (one panel per input and other settings).
 std::vector<std::pair<std::string, std::string>> SweepCharts(const ResultSet& set) {
   std::vector<std::pair<std::string, std::string>> charts;  // file stem, svg
   for (const std::string& axis : set.axes) {
@@ -72,32 +87,29 @@ std::vector<std::pair<std::string, std::string>> SweepCharts(const ResultSet& se
         categories.push_back(v);
     if (categories.size() < 2) continue;
     const size_t n = categories.size();
-    SeriesTable memory, time;
+    PanelTable memory, time;
     for (const RunRecord& r : set.runs) {
       if (!r.ok) continue;
       size_t at = static_cast<size_t>(
           std::find(categories.begin(), categories.end(), Param(r, axis)) - categories.begin());
-      // Series: one per input and other settings, the mode's own named after it (the mode is
-      // the category when it is the swept axis).
-      std::string base = Label(r, {axis, "mode"});
-      std::string planned = axis == "mode" ? base + " planned" : base + " " + r.result.method;
-      memory.Set(planned, at, n, static_cast<double>(r.result.total_peak));
-      memory.Set(base + " pytorch", at, n, static_cast<double>(r.pytorch.total_peak));
-      memory.Set(base + " best heuristic", at, n, static_cast<double>(r.heuristic.total_peak));
-      memory.Set(base + " certified bound", at, n,
+      // The mode's own bar is named after it (the mode is the category when it is the swept
+      // axis).
+      std::string panel = Label(r, {axis, "mode"});
+      std::string planned = axis == "mode" ? "planned" : r.result.method;
+      memory.Set(panel, planned, at, n, static_cast<double>(r.result.total_peak));
+      memory.Set(panel, "pytorch", at, n, static_cast<double>(r.pytorch.total_peak));
+      memory.Set(panel, "best heuristic", at, n, static_cast<double>(r.heuristic.total_peak));
+      memory.Set(panel, "certified bound", at, n,
                  static_cast<double>(r.persistent_bytes + r.lower_bound));
-      time.Set(planned, at, n, Median(r.seconds));
+      time.Set(panel, planned, at, n, Median(r.seconds));
     }
-    report::LineChart m{
-        "total peak against " + axis, axis, "total peak", true, categories, memory.Series()};
-    report::LineChart t{"planning time against " + axis,
-                        axis,
-                        "seconds (median)",
-                        false,
-                        categories,
-                        time.Series()};
-    charts.emplace_back("sweep-" + axis + ".memory", report::LineChartSvg(m));
-    charts.emplace_back("sweep-" + axis + ".time", report::LineChartSvg(t));
+    report::BarChart m{"total peak against " + axis, axis, "total peak", true, categories, {}, {}};
+    memory.Fill(m, n);
+    report::BarChart t{
+        "planning time against " + axis, axis, "seconds (median)", false, categories, {}, {}};
+    time.Fill(t, n);
+    charts.emplace_back("sweep-" + axis + ".memory", report::BarChartSvg(m));
+    charts.emplace_back("sweep-" + axis + ".time", report::BarChartSvg(t));
   }
   return charts;
 }
@@ -136,13 +148,14 @@ report::Table ReportTable(const ResultSet& set) {
 }
 
 // The paper-style table (markdown): one row per input and non-mode setting, total peak of
-// PyTorch, the best heuristic, each mode, and the certified bound.
+// PyTorch, the best heuristic, each mode (with its median planning time), and the certified
+// bound. Every cell carries its unit (MiB = 2^20 bytes, s), and the header says what it is.
 std::string PaperTable(const ResultSet& set) {
   std::vector<std::string> modes, rows;
   std::map<std::string, std::map<std::string, std::string>> cells;
   auto mib = [](Bytes b) {
     char text[32];
-    std::snprintf(text, sizeof text, "%.1f", static_cast<double>(b) / (1024.0 * 1024.0));
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
     return std::string(text);
   };
   for (const RunRecord& r : set.runs) {
@@ -161,8 +174,10 @@ std::string PaperTable(const ResultSet& set) {
     c["@bound"] = mib(r.persistent_bytes + r.lower_bound);
     c[mode] = mib(r.result.total_peak) + " (" + Seconds(Median(r.seconds)) + " s)";
   }
-  std::string out = "| run | graph | PyTorch | best heuristic |";
-  for (const std::string& m : modes) out += " " + m + " |";
+  std::string out =
+      "Total peak (persistent + arena) in MiB (2^20 bytes); each mode's median planning time in "
+      "seconds in parentheses.\n\n| run | graph | PyTorch total peak | best heuristic total peak |";
+  for (const std::string& m : modes) out += " " + m + " total peak (time) |";
   out += " certified bound |\n|---|---|---|---|";
   for (size_t i = 0; i < modes.size(); ++i) out += "---|";
   out += "---|\n";

@@ -72,11 +72,12 @@ void WriteRunFiles(const RunnerParams& params, const RunRecord& r, const RunPlan
     lp.title = r.spec.name + ": " + r.result.method + " layout";
     WriteFileAtomically(params.out_dir + "/plots/" + r.spec.name + ".layout.svg",
                         report::LayoutSvg(plans.graph, plans.plan, lp));
+    // Each with its total peak (fragmentation included), the number the results table gives.
     std::vector<report::MemorySeries> series = {
-        {r.result.method, MemoryOverTime(plans.graph, plans.plan)},
-        {"pytorch", MemoryOverTime(plans.graph, plans.pytorch)},
+        {r.result.method, MemoryOverTime(plans.graph, plans.plan), r.result.total_peak},
+        {"pytorch", MemoryOverTime(plans.graph, plans.pytorch), r.pytorch.total_peak},
         {"best heuristic (" + r.heuristic.method + ")",
-         MemoryOverTime(plans.graph, plans.heuristic)}};
+         MemoryOverTime(plans.graph, plans.heuristic), r.heuristic.total_peak}};
     WriteFileAtomically(params.out_dir + "/plots/" + r.spec.name + ".memory.svg",
                         report::MemorySvg(series, r.spec.name + ": memory over time"));
   }

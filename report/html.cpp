@@ -18,6 +18,8 @@ std::string ReportHtml(const std::string& title, const std::vector<std::string>&
       << "td.text{text-align:left}\ntr.failed td{background:#fde8e8}\n"
       << ".scroll{overflow-x:auto;max-width:100%}\nfigure{margin:24px 0}\n"
       << "figcaption{font-weight:bold;margin-bottom:6px}\n"
+      // Pictures keep their aspect ratio and shrink to the page's width.
+      << "figure svg{display:block;max-width:100%;height:auto}\n"
       << "</style>\n</head>\n<body>\n<h1>" << XmlEscape(title) << "</h1>\n";
   for (const std::string& n : notes) out << "<p>" << XmlEscape(n) << "</p>\n";
   out << "<div class=\"scroll\"><table id=\"summary\">\n<thead><tr>";

@@ -2,7 +2,15 @@
 // library, so that every picture opens in a browser and embeds in report.html.
 //
 // In: a graph and its plan (layout), per-step memory profiles (memory), or a table of points
-// (line charts). Out: one SVG document per call. Every function is pure and deterministic.
+// (line and bar charts). Out: one SVG document per call. Every function is pure and
+// deterministic.
+//
+// Every picture is laid out from its text's measured width (DejaVu Sans, the sans-serif of
+// Debian's browsers), so no label leaves its picture or covers another: legends sit below the
+// plot (sweep charts: above the panels), wrapped into rows; byte axes tick at round steps of the
+// unit they are labelled in; point labels take the first free place around their point. The
+// root element has width, height and a viewBox, and scales down to its container
+// (max-width:100%).
 #pragma once
 
 #include <string>
@@ -50,9 +58,13 @@ std::string LayoutSvg(const Graph& graph, const Plan& plan, const LayoutPlotPara
 struct MemorySeries {
   std::string name;
   std::vector<Bytes> bytes;  // per step
+  // Persistent bytes plus the arena's height (its fragmentation included): the total peak of
+  // the results table. Drawn as a dashed line in the series' colour when >= 0.
+  Bytes total_peak = -1;
 };
 
-// Memory over time, one polyline per series, each series' peak step marked and labelled.
+// Memory over time, one polyline per series, each series' peak step marked and labelled, and
+// each total peak (when given) as a labelled dashed line.
 std::string MemorySvg(const std::vector<MemorySeries>& series, std::string_view title,
                       int width = 1200, int height = 500);
 
@@ -70,6 +82,28 @@ struct LineChart {
   std::vector<ChartSeries> series;
 };
 std::string LineChartSvg(const LineChart& chart, int width = 900, int height = 450);
+
+// Grouped bars in small multiples: one panel per group of runs, each with its own y scale; the
+// categories on x and, within each category, one bar per method in the method's colour (one
+// legend for all panels). NaN values draw no bar.
+struct BarPanel {
+  std::string name;
+  std::vector<std::vector<double>> values;  // [method][category]
+};
+struct BarChart {
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  bool y_bytes = false;  // format the y axes as KiB/MiB/GiB
+  std::vector<std::string> categories;
+  std::vector<std::string> methods;
+  std::vector<BarPanel> panels;
+};
+// Panels are laid out in as many columns as fit in max_width pixels.
+std::string BarChartSvg(const BarChart& chart, int max_width = 1200);
+
+// The width of `text` in pixels at `font_size` in DejaVu Sans (a slight overestimate).
+double TextWidth(std::string_view text, double font_size = 12);
 
 // "1.50 GiB" style, for axes and titles.
 std::string HumanBytes(double bytes);

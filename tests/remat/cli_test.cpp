@@ -219,8 +219,9 @@ TEST_F(RematCli, SweepSvgIsWellFormedWithOnePointPerBudget) {
     std::snprintf(label, sizeof label, ">%.0f%%</text>", 100 * p["ratio"].get<double>());
     EXPECT_NE(svg.find(label), std::string::npos) << label;
   }
-  size_t circles = 0;
-  for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1))
+  size_t circles = 0;  // data points: the legend's markers are <circle class="legend"
+  for (size_t at = svg.find("<circle cx"); at != std::string::npos;
+       at = svg.find("<circle cx", at + 1))
     ++circles;
   EXPECT_EQ(circles, doc.size() + feasible);
   // --svg belongs to --sweep.
