@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config
-  libtbb-dev libglpk-dev libboost-graph-dev libyaml-cpp-dev
+  libtbb-dev libglpk-dev libyaml-cpp-dev
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3
