@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "gen/config.h"

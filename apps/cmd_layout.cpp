@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "apps/cli.h"
+#include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "ilp/layout_ilp.h"
@@ -174,7 +175,7 @@ void AddLayoutCommand(CLI::App& app, Action& action) {
   cmd->add_option("--capacity", options->capacity,
                   "Memory capacity in bytes: succeed as soon as a layout fits (exit 1, with the "
                   "best height found, if none does)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(Bytes{1}, kMaxBytes));
   cmd->add_option("--time-limit", options->time_limit_s, "Seconds the solver may use")
       ->check(FiniteNumber(0, kMaxSeconds))
       ->capture_default_str();
