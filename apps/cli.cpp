@@ -3,12 +3,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
+#include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "gen/config.h"
@@ -49,11 +55,48 @@ CLI::Option* AddAlignmentOption(CLI::App& cmd, Bytes& alignment) {
       ->capture_default_str();
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// The kinds of option CheckOutputs compares, by address (options live as long as the app).
+std::set<const CLI::Option*>& Outputs() {
+  static std::set<const CLI::Option*> outputs;
+  return outputs;
+}
+std::set<const CLI::Option*>& Inputs() {
+  static std::set<const CLI::Option*> inputs;
+  return inputs;
+}
+
+// What a path names once links and relative spellings are resolved: the file itself when it
+// exists, else its resolved directory and its name.
+fs::path Resolved(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) return fs::absolute(path, ec).lexically_normal();
+  return p;
+}
+
+bool SameFile(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::equivalent(a, b, ec)) return true;  // hard links included
+  return Resolved(a) == Resolved(b);
+}
+
+std::string OptionName(const CLI::Option* option) {
+  if (option->get_positional()) return option->get_name();
+  const auto& longs = option->get_lnames();
+  return longs.empty() ? option->get_name() : "--" + longs.front();
+}
+
+}  // namespace
+
 CLI::Validator WritableOutputPath() {
   // Checked before any planning starts, so a typo in -o does not cost a long solve.
   return CLI::Validator(
       [](std::string& path) -> std::string {
-        namespace fs = std::filesystem;
+        if (path.empty()) return "the output path is empty";
         fs::path parent = fs::path(path).parent_path();
         if (parent.empty()) parent = ".";
         std::error_code ec;
@@ -61,31 +104,109 @@ CLI::Validator WritableOutputPath() {
           return path + ": cannot write here: directory " + parent.string() + " does not exist";
         if (::access(parent.c_str(), W_OK) != 0)
           return path + ": cannot write here: directory " + parent.string() + " is not writable";
-        if (fs::is_directory(path, ec)) return path + ": is a directory";
+        const fs::file_status status = fs::status(path, ec);
+        if (fs::is_directory(status)) return path + ": is a directory";
+        if (fs::exists(status) && !fs::is_regular_file(status))
+          return path +
+                 ": is not a regular file (a device, fifo or socket); refusing to replace it";
         return {};
       },
       "PATH");
 }
 
-std::string OutputThatIsAnInput(const CLI::App& cmd) {
-  const CLI::Option* output = cmd.get_option_no_throw("--output");
-  if (output == nullptr || output->count() == 0) return {};
-  const std::string out = output->as<std::string>();
+CLI::Validator OutputDirectoryPath() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (path.empty()) return "the output directory is empty";
+        std::error_code ec;
+        const fs::file_status status = fs::status(path, ec);
+        if (fs::exists(status) && !fs::is_directory(status))
+          return path + ": exists and is not a directory";
+        return {};
+      },
+      "DIR");
+}
+
+CLI::Option* MarkOutput(CLI::Option* option) {
+  Outputs().insert(option);
+  return option;
+}
+
+CLI::Option* MarkInput(CLI::Option* option) {
+  Inputs().insert(option);
+  return option;
+}
+
+CLI::Option* AddOutputFile(CLI::App& cmd, const std::string& name, std::string& path,
+                           const std::string& help) {
+  return MarkOutput(cmd.add_option(name, path, help)->check(WritableOutputPath()));
+}
+
+std::string CheckOutputs(const CLI::App& cmd) {
+  struct Named {
+    const CLI::Option* option;
+    std::string path;
+  };
+  std::vector<Named> inputs, outputs;
   for (const CLI::Option* option : cmd.get_options()) {
-    if (!option->get_positional() || option == output) continue;
-    for (const std::string& in : option->results()) {
-      std::error_code ec;
-      if (std::filesystem::equivalent(in, out, ec))
-        return out + ": the output path is also the input " + in +
-               "; refusing to overwrite an input, choose another output path";
+    const bool output = Outputs().count(option) > 0;
+    if (!output && !option->get_positional() && Inputs().count(option) == 0) continue;
+    for (const std::string& value : option->results()) {
+      if (output && value.empty()) return OptionName(option) + ": the output path is empty";
+      (output ? outputs : inputs).push_back({option, value});
     }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& out = outputs[i].path;
+    for (const Named& in : inputs)
+      if (SameFile(in.path, out))
+        return out + ": the output path is also the input " + in.path +
+               "; refusing to overwrite an input, choose another output path";
+    for (size_t j = 0; j < i; ++j)
+      if (SameFile(outputs[j].path, out))
+        return out + ": given to both " + OptionName(outputs[j].option) + " and " +
+               OptionName(outputs[i].option) +
+               "; one output would overwrite the other, choose different paths";
   }
   return {};
 }
 
+CLI::Validator FiniteNumber(double min, double max) {
+  std::ostringstream range;
+  range << "[" << min << ", " << max << "]";
+  const std::string text_range = range.str();
+  return CLI::Validator(
+      [min, max, text_range](std::string& text) -> std::string {
+        const char* begin = text.c_str();
+        char* end = nullptr;
+        errno = 0;
+        const double value = std::strtod(begin, &end);
+        if (text.empty() || end != begin + text.size())
+          return "expected a number, got '" + text + "'";
+        if (!std::isfinite(value) || errno == ERANGE)
+          return "expected a finite number in " + text_range + ", got '" + text + "'";
+        if (value < min || value > max)
+          return "expected a number in " + text_range + ", got '" + text + "'";
+        return {};
+      },
+      "NUMBER");
+}
+
+CLI::Validator ThreadCount() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        long long value = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0 ||
+            value > kMaxThreads)
+          return "expected a count in [0, " + std::to_string(kMaxThreads) + "], got '" + text + "'";
+        return {};
+      },
+      "COUNT");
+}
+
 void AddPlanOutputOptions(CLI::App& cmd, PlanOutputOptions& options) {
-  cmd.add_option("-o,--output", options.plan_path, "Write the plan (roam-plan-v1 JSON) here")
-      ->check(WritableOutputPath());
+  AddOutputFile(cmd, "-o,--output", options.plan_path, "Write the plan (roam-plan-v1 JSON) here");
   cmd.add_flag("--json", options.json, "Print the summary as one JSON object");
 }
 

@@ -65,13 +65,34 @@ struct PlanOutputOptions {
 };
 void AddPlanOutputOptions(CLI::App& cmd, PlanOutputOptions& options);
 
-// Rejects, at parse time, an output path whose directory is missing or not writable.
+// Output and input options. Every option that names a file the command writes is registered
+// with AddOutputFile (or MarkOutput), every file it reads besides its positional arguments with
+// MarkInput; CheckOutputs then compares them all once parsing is done.
+//
+// At parse time an output file must be a non-empty path in an existing, writable directory,
+// and either not exist yet or be a regular file (a directory, device, fifo or socket is
+// refused: the rename that writes it would replace it).
 CLI::Validator WritableOutputPath();
+// The same for an output directory: non-empty, and a directory if it exists.
+CLI::Validator OutputDirectoryPath();
+CLI::Option* MarkOutput(CLI::Option* option);
+CLI::Option* MarkInput(CLI::Option* option);
+CLI::Option* AddOutputFile(CLI::App& cmd, const std::string& name, std::string& path,
+                           const std::string& help);
 
-// A message when the command's -o/--output names the same file as one of its positional
-// inputs (compared as files: links and relative spellings included), else empty. Checked after
-// parsing, before any work, so an input is never replaced by an output.
-std::string OutputThatIsAnInput(const CLI::App& cmd);
+// A message when one of the command's outputs names the same file as one of its inputs or as
+// another of its outputs (compared after resolving links and relative spellings, for files that
+// do not exist yet through their directory), else empty. Checked after parsing, before any
+// work, so an input is never replaced and one output never overwrites another.
+std::string CheckOutputs(const CLI::App& cmd);
+
+// The one parser of floating-point flags: a finite number in [min, max]; NaN, infinities and
+// anything that is not entirely a number are refused naming the flag.
+CLI::Validator FiniteNumber(double min, double max);
+// The longest time limit a flag may give (1e8 s, over three years: "no limit" in practice).
+inline constexpr double kMaxSeconds = 1e8;
+// A thread or job count: an integer in [0, kMaxThreads].
+CLI::Validator ThreadCount();
 
 // Validates the plan with the project's validator; an invalid plan is an internal failure
 // (exit 1) and nothing is written. Otherwise prints the summary (with extra lines of

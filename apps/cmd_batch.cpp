@@ -20,12 +20,13 @@ struct RunOptions {
 
 void AddRunOptions(CLI::App& cmd, RunOptions& o, const char* default_dir, const char* jobs_help) {
   o.out_dir = default_dir;
-  cmd.add_option("-o,--output", o.out_dir, "Output directory (created if missing)")
-      ->capture_default_str();
-  cmd.add_option("--jobs", o.jobs, jobs_help)->check(CLI::NonNegativeNumber);
+  MarkOutput(cmd.add_option("-o,--output", o.out_dir, "Output directory (created if missing)")
+                 ->check(OutputDirectoryPath())
+                 ->capture_default_str());
+  cmd.add_option("--jobs", o.jobs, jobs_help)->check(ThreadCount());
   cmd.add_option("--threads-per-job", o.threads_per_job,
                  "Threads of each job's oneTBB arena (0: cores / jobs)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ThreadCount());
   cmd.add_option("--shard", o.shard,
                  "Run only slice i of N (i/N), chosen by a stable hash of each run's key")
       ->capture_default_str();
@@ -141,7 +142,9 @@ void AddMergeResultsCommand(CLI::App& app, Action& action) {
                          "Combine the output directories of the shards of one batch or sweep; "
                          "fails on a missing or duplicated shard or run");
   cmd->add_option("dirs", o->dirs, "Shard output directories")->required();
-  cmd->add_option("-o,--output", o->out_dir, "Merged output directory")->required();
+  MarkOutput(cmd->add_option("-o,--output", o->out_dir, "Merged output directory")
+                 ->required()
+                 ->check(OutputDirectoryPath()));
   cmd->callback([o, &action] { action = [o] { return RunMerge(*o); }; });
 }
 

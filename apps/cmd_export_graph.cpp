@@ -32,9 +32,9 @@ void AddExportGraphCommand(CLI::App& app, Action& action) {
       "export-graph", "Generate the training-step graph of a YAML model config (roam-graph-v1)");
   cmd->add_option("config", options->config_path, "YAML model config, e.g. configs/gpt2-xl.yaml")
       ->required();
-  cmd->add_option("-o,--output", options->graph_path, "Write the graph (roam-graph-v1 JSON) here")
-      ->required()
-      ->check(WritableOutputPath());
+  AddOutputFile(*cmd, "-o,--output", options->graph_path,
+                "Write the graph (roam-graph-v1 JSON) here")
+      ->required();
   cmd->add_option("--set", options->overrides,
                   "Override a config key, e.g. --set model.batch=4 (repeatable)");
   cmd->callback([options, &action] { action = [options] { return RunExport(*options); }; });

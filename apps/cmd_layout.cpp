@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "apps/cli.h"
+#include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "ilp/layout_ilp.h"
@@ -170,14 +171,13 @@ void AddLayoutCommand(CLI::App& app, Action& action) {
       "[lower, upper), optional alignment, offset, hint) by exact search or the layout ILP; "
       "writes the rows with an offset column");
   cmd->add_option("problem", options->problem, "Problem CSV")->required()->check(CLI::ExistingFile);
-  cmd->add_option("-o,--output", options->solution, "Write the solution CSV here")
-      ->check(WritableOutputPath());
+  AddOutputFile(*cmd, "-o,--output", options->solution, "Write the solution CSV here");
   cmd->add_option("--capacity", options->capacity,
                   "Memory capacity in bytes: succeed as soon as a layout fits (exit 1, with the "
                   "best height found, if none does)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(Bytes{1}, kMaxBytes));
   cmd->add_option("--time-limit", options->time_limit_s, "Seconds the solver may use")
-      ->check(CLI::NonNegativeNumber)
+      ->check(FiniteNumber(0, kMaxSeconds))
       ->capture_default_str();
   cmd->add_option("--engine", options->engine,
                   "search: MiniMalloc-style exact search (docs/layout.md); ilp: the GLPK layout "

@@ -220,7 +220,7 @@ void AddOptimizeCommand(CLI::App& app, Action& action) {
   options->threads_flag =
       cmd->add_option("--threads", options->threads,
                       "Worker threads for leaf solves; 0 = all cores (default: planner.threads)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(ThreadCount());
   options->node_limit_flag =
       cmd->add_option("--node-limit", options->node_limit,
                       "Most ops in one leaf (default: planner.partition.node_limit)")
@@ -229,12 +229,12 @@ void AddOptimizeCommand(CLI::App& app, Action& action) {
       cmd->add_option("--time-limit", options->time_limit_s,
                       "Seconds for the whole run, solver overshoot included; 0 = no limit "
                       "(default: planner.time_limit)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(FiniteNumber(0, kMaxSeconds));
   options->leaf_time_limit_flag =
       cmd->add_option("--leaf-time-limit", options->leaf_time_limit_s,
                       "Seconds the order ILP may spend on one leaf (default: "
                       "planner.leaf_order.time_limit)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(FiniteNumber(0, kMaxSeconds));
   options->alignment_flag = AddAlignmentOption(*cmd, options->alignment);
   cmd->add_flag("--no-bound-shortcut", options->no_bound_shortcut,
                 "Send every leaf of more than one op to the order ILP, even those that cannot "

@@ -115,13 +115,13 @@ void AddPartitionCommand(CLI::App& app, Action& action) {
       cmd->add_option("--alpha", options->params.alpha,
                       "Weight-update memory in gradient sizes (0: 3 for Adam-like, else 1; "
                       "default: the config's planner.partition.alpha)")
-          ->check(CLI::NonNegativeNumber)
+          ->check(FiniteNumber(0, 1e6))
           ->capture_default_str();
   options->delay_radius_flag =
       cmd->add_option("--delay-radius", options->params.delay_radius,
                       "Delay only updates whose gradient exceeds this many average tensor sizes "
                       "(default: the config's planner.partition.delay_radius)")
-          ->check(CLI::NonNegativeNumber)
+          ->check(FiniteNumber(0, 1e6))
           ->capture_default_str();
   cmd->add_option(
          "--updates", options->updates,

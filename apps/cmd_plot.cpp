@@ -55,11 +55,10 @@ void AddPlotCommand(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand(
       "plot", "Draw a plan as SVG: its arena layout, or memory over time against the baselines");
   cmd->add_option("plan", o->plan, "Plan (roam-plan-v1)")->required();
-  cmd->add_option("--graph", o->graph.path, "The plan's graph or YAML config")->required();
+  MarkInput(
+      cmd->add_option("--graph", o->graph.path, "The plan's graph or YAML config")->required());
   cmd->add_option("--set", o->graph.overrides, "Override a config key (repeatable)");
-  cmd->add_option("-o,--output", o->out, "SVG file to write")
-      ->required()
-      ->check(WritableOutputPath());
+  AddOutputFile(*cmd, "-o,--output", o->out, "SVG file to write")->required();
   cmd->add_option("--what", o->what, "layout or memory")
       ->check(CLI::IsMember({"layout", "memory"}))
       ->capture_default_str();

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "apps/cli.h"
+#include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "remat/remat.h"
@@ -109,7 +110,7 @@ int RunSweep(const RematOptions& options, const Graph& graph, const remat::Remat
           {"peak", p.peak},         {"compute_overhead", p.compute_overhead},
           {"feasible", p.feasible}, {"method", p.method},
           {"seconds", p.seconds}};
-      if (bounded) point["lower_bound"] = p.lower_bound;
+      if (bounded) point["compute_lower_bound"] = p.lower_bound;
       doc.push_back(point);
     }
     std::cout << doc.dump() << "\n";
@@ -145,9 +146,16 @@ int RunRemat(const RematOptions& options) {
   if (by_ratio == by_bytes)
     throw InputError("remat: give exactly one of --budget, --budget-ratio or --sweep");
   Bytes budget = options.budget;
-  if (by_ratio)
-    budget = static_cast<Bytes>(static_cast<double>(remat::NoRematPeak(graph, params)) *
-                                options.budget_ratio);
+  if (by_ratio) {
+    const Bytes peak = remat::NoRematPeak(graph, params);
+    const std::optional<Bytes> b =
+        BytesFromDouble(static_cast<double>(peak) * options.budget_ratio);
+    if (!b)
+      throw InputError("remat: --budget-ratio " + std::to_string(options.budget_ratio) +
+                       " times the no-remat peak of " + std::to_string(peak) +
+                       " B is more than roam's maximum of " + DescribeMaxBytes());
+    budget = *b;
+  }
   remat::RematResult r = remat::PlanRemat(graph, budget, params);
   const Graph& rewritten = r.rewritten.graph;
   auto recomputed = ListRecomputed(graph, r);
@@ -176,7 +184,7 @@ int RunRemat(const RematOptions& options) {
        list.dump()},
       {"method", r.method, nlohmann::json(r.method).dump()},
       {"status", r.status, nlohmann::json(r.status).dump()},
-      {"lower_bound",
+      {"compute_lower_bound",
        Percent(r.lower_bound) + " overhead" +
            (r.feasible
                 ? " (the plan is " + Points(r.compute_overhead - r.lower_bound) + " above it)"
@@ -206,22 +214,22 @@ void AddRematCommand(CLI::App& app, Action& action) {
       "remat", "Recompute activations so the arena fits a budget at the least added compute");
   AddInputOptions(*cmd, options->input);
   options->budget_flag = cmd->add_option("--budget", options->budget, "Arena budget in bytes")
-                             ->check(CLI::NonNegativeNumber);
+                             ->check(CLI::Range(Bytes{0}, kMaxBytes));
   options->ratio_flag = cmd->add_option("--budget-ratio", options->budget_ratio,
                                         "Budget as a fraction of the no-remat peak, e.g. 0.5")
-                            ->check(CLI::Range(0.0, 1e6));
+                            ->check(FiniteNumber(0.0, 1e6));
   cmd->add_flag("--sweep", options->sweep,
                 "Print the memory/compute trade-off from 100% of the no-remat peak down");
-  cmd->add_option("--svg", options->svg, "With --sweep: also write the trade-off curve as SVG here")
-      ->check(WritableOutputPath());
+  AddOutputFile(*cmd, "--svg", options->svg,
+                "With --sweep: also write the trade-off curve as SVG here");
   cmd->add_option("--sweep-step", options->sweep_step, "Ratio step of --sweep")
-      ->check(CLI::Range(0.001, 1.0))
+      ->check(FiniteNumber(0.001, 1.0))
       ->capture_default_str();
   options->time_limit_flag =
       cmd->add_option("--time-limit", options->time_limit,
                       "Seconds for the exact method and the lookahead's refinement; 0 = none "
                       "(default: the config's remat.time_limit_s)")
-          ->check(CLI::NonNegativeNumber)
+          ->check(FiniteNumber(0, kMaxSeconds))
           ->capture_default_str();
   std::vector<std::string> methods(remat::MethodNames().begin(), remat::MethodNames().end());
   options->method_flag = cmd->add_option("--method", options->method,
@@ -231,9 +239,8 @@ void AddRematCommand(CLI::App& app, Action& action) {
   cmd->add_flag("--rng-state-kept", options->rng_state_kept,
                 "Allow recomputing random ops (dropout): the runtime restores their RNG state "
                 "(also remat.rule.rng_state_kept)");
-  cmd->add_option("--graph-out", options->graph_out,
-                  "Write the rewritten graph (roam-graph-v1, copies marked) here")
-      ->check(WritableOutputPath());
+  AddOutputFile(*cmd, "--graph-out", options->graph_out,
+                "Write the rewritten graph (roam-graph-v1, copies marked) here");
   options->alignment_flag = AddAlignmentOption(*cmd, options->alignment);
   AddPlanOutputOptions(*cmd, options->output);
   cmd->callback([options, &action] { action = [options] { return RunRemat(*options); }; });
@@ -246,9 +253,8 @@ void AddImportNodeLinkCommand(CLI::App& app, Action& action) {
       "import-nodelink",
       "Convert a networkx node-link graph (Checkmate, MOCCASIN) to roam-graph-v1");
   cmd->add_option("file", *input, "node-link JSON file")->required();
-  cmd->add_option("-o,--output", *output, "Write the graph (roam-graph-v1 JSON) here")
-      ->required()
-      ->check(WritableOutputPath());
+  AddOutputFile(*cmd, "-o,--output", *output, "Write the graph (roam-graph-v1 JSON) here")
+      ->required();
   cmd->callback([=, &action] {
     action = [=] {
       Graph graph = remat::ParseNodeLink(ReadFile(*input), *input);

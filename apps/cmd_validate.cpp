@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "apps/cli.h"
+#include "core/error.h"
 #include "core/io.h"
 #include "remat/remat.h"
 
@@ -15,12 +16,26 @@ void AddValidateCommand(CLI::App& app, Action& action) {
       "validate", "Check that PLAN is a valid memory plan for GRAPH (exit 0 valid, 1 invalid)");
   cmd->add_option("graph", *graph_path, "The roam-graph-v1 file")->required();
   cmd->add_option("plan", *plan_path, "The roam-plan-v1 file")->required();
-  cmd->add_option("--original", *original_path,
-                  "GRAPH is a remat rewrite of this graph: check that it is a faithful one");
+  MarkInput(
+      cmd->add_option("--original", *original_path,
+                      "GRAPH is a remat rewrite of this graph: check that it is a faithful one"));
   cmd->callback([=, &action] {
     action = [=] {
       Graph graph = LoadGraph(*graph_path);
-      Plan plan = LoadPlan(*plan_path, graph);
+      const std::string plan_text = ReadFile(*plan_path);
+      // A plan names the graph it was made for: when that is not GRAPH's name, every problem
+      // found says so (the likeliest cause is a plan of another model).
+      std::string other;
+      if (const std::string named = PlanGraphName(plan_text, *plan_path);
+          !named.empty() && named != graph.name)
+        other = " (the plan was made for graph \"" + named + "\", but " + *graph_path +
+                " is graph \"" + graph.name + "\": is it the plan of another graph?)";
+      Plan plan;
+      try {
+        plan = ParsePlan(plan_text, *plan_path, graph);
+      } catch (const InputError& e) {
+        throw InputError(e.what() + other);
+      }
       // A graph with recomputed ops (or one said to rewrite another) must compute the same
       // values as its original (docs/remat.md).
       bool has_copies = false;
@@ -39,7 +54,7 @@ void AddValidateCommand(CLI::App& app, Action& action) {
         }
       }
       if (std::string problem = ValidatePlan(graph, plan); !problem.empty()) {
-        std::cout << *plan_path << ": invalid: " << problem << "\n";
+        std::cout << *plan_path << ": invalid: " << problem << other << "\n";
         return static_cast<int>(kFailure);
       }
       std::cout << *plan_path << ": valid plan for " << *graph_path << " (theoretical peak "

@@ -1,6 +1,7 @@
 // roam: memory plans (operator order + arena layout) for DNN training graphs.
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "apps/cli.h"
 #include "core/error.h"
@@ -26,6 +27,20 @@ int main(int argc, char** argv) {
   AddBenchCommand(app, action);
   AddMergeResultsCommand(app, action);
   AddPlotCommand(app, action);
+  // A first argument that is not an option must name a command.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string commands;
+    bool known = false;
+    for (const CLI::App* cmd : app.get_subcommands([](const CLI::App*) { return true; })) {
+      known = known || cmd->get_name() == argv[1];
+      commands += (commands.empty() ? "" : ", ") + cmd->get_name();
+    }
+    if (!known) {
+      std::cerr << "roam: error: unknown command '" << argv[1] << "'; the commands are " << commands
+                << " (roam --help describes them)\n";
+      return kBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -35,7 +50,7 @@ int main(int argc, char** argv) {
     return kBadInput;
   }
   for (const CLI::App* cmd : app.get_subcommands()) {
-    if (std::string problem = OutputThatIsAnInput(*cmd); !problem.empty()) {
+    if (std::string problem = CheckOutputs(*cmd); !problem.empty()) {
       std::cerr << "roam: error: " << problem << "\n";
       return kBadInput;
     }

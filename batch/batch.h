@@ -147,6 +147,11 @@ struct SweepAxis {
   std::vector<std::string> values;
 };
 
+// The most runs one sweep file may expand to, and the most repeats of each: refused up front,
+// before any run is made.
+inline constexpr std::int64_t kMaxSweepRuns = 100000;
+inline constexpr int kMaxRepeats = 1000;
+
 struct Sweep {
   std::string source;
   std::string name;

@@ -8,6 +8,7 @@
 
 #include "batch/batch.h"
 #include "core/error.h"
+#include "core/io.h"
 
 namespace roam::batch {
 namespace {
@@ -115,7 +116,8 @@ RunRecord RecordFromJson(const Json& j) {
 }
 
 template <typename F>
-auto Parsing(std::string_view source, F&& f) {
+auto Parsing(std::string_view text, std::string_view source, F&& f) {
+  CheckJsonNesting(text, source);
   try {
     return f();
   } catch (const InputError&) {
@@ -247,7 +249,7 @@ std::string ResultsToCsv(const ResultSet& set) {
 std::string RecordToJson(const RunRecord& r) { return RecordJson(r).dump(1) + "\n"; }
 
 RunRecord ParseRecord(std::string_view text, std::string_view source) {
-  return Parsing(source, [&] { return RecordFromJson(Json::parse(text)); });
+  return Parsing(text, source, [&] { return RecordFromJson(Json::parse(text)); });
 }
 
 std::string ResultsToJson(const ResultSet& set) {
@@ -264,7 +266,7 @@ std::string ResultsToJson(const ResultSet& set) {
 }
 
 ResultSet ParseResults(std::string_view text, std::string_view source) {
-  return Parsing(source, [&] {
+  return Parsing(text, source, [&] {
     Json j = Json::parse(text);
     if (j.at("format").get<std::string>() != kResultsFormat)
       throw InputError(std::string(source) + ": format: expected " + std::string(kResultsFormat));

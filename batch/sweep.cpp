@@ -10,6 +10,7 @@
 #include "batch/batch.h"
 #include "core/error.h"
 #include "core/io.h"
+#include "gen/yaml_reader.h"
 
 namespace roam::batch {
 namespace {
@@ -80,12 +81,7 @@ bool InShard(std::string_view key, Shard shard) {
 }
 
 Sweep ParseSweep(std::string_view text, std::string_view source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    throw InputError(std::string(source) + ": YAML syntax error: " + e.what());
-  }
+  YAML::Node root = gen::LoadYaml(text, std::string(source));
   if (!root.IsMap()) Fail(source, "(top level)", "expected a mapping");
   Sweep sweep;
   sweep.source = std::string(source);
@@ -142,7 +138,19 @@ Sweep ParseSweep(std::string_view text, std::string_view source) {
       Fail(source, "repeats", "expected a positive integer");
     }
     if (repeats < 1) Fail(source, "repeats", "expected a positive integer");
+    if (repeats > kMaxRepeats)
+      Fail(source, "repeats",
+           std::to_string(repeats) + " is more than the limit of " + std::to_string(kMaxRepeats));
     sweep.repeats = repeats;
+  }
+  // The runs the grid expands to, counted before any is made.
+  std::int64_t runs = static_cast<std::int64_t>(sweep.inputs.size());
+  for (const SweepAxis& axis : sweep.grid) {
+    runs *= static_cast<std::int64_t>(axis.values.size());  // both factors <= the limit
+    if (runs > kMaxSweepRuns)
+      Fail(source, "grid." + axis.key,
+           "the grid has more than " + std::to_string(kMaxSweepRuns) +
+               " runs (inputs times the values of every key); split the sweep");
   }
   return sweep;
 }

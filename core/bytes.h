@@ -9,6 +9,7 @@
 // where it is read, never a wrap-around (docs/memory-model.md, "Limits").
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -49,6 +50,17 @@ constexpr std::optional<Bytes> AlignUpBytes(Bytes size, Bytes alignment) {
   const Bytes aligned = AlignUp(size, alignment);  // < 2^51: cannot overflow
   if (aligned > kMaxBytes) return std::nullopt;
   return aligned;
+}
+
+// A byte count given as a double (a float in an input file, a ratio times a peak), rounded to
+// the nearest byte, or nullopt when it is NaN, infinite, negative or above kMaxBytes. Every
+// conversion of a floating-point value to bytes goes through here.
+inline std::optional<Bytes> BytesFromDouble(double value) {
+  if (!std::isfinite(value) || value < 0.0 || value > static_cast<double>(kMaxBytes))
+    return std::nullopt;
+  const auto bytes = static_cast<Bytes>(std::llround(value));
+  if (!InByteRange(bytes)) return std::nullopt;
+  return bytes;
 }
 
 // A running total of byte counts that remembers whether it ever exceeded kMaxBytes.

@@ -36,6 +36,10 @@ bool ParseTensorKind(std::string_view text, TensorKind* kind);
 // over its memory bandwidth (an A100: 156 TFLOP/s TF32 over 1.56 TB/s), so an op costs
 // max(FLOPs, kCostPerByte * bytes read and written), the roofline time on that device.
 inline constexpr double kCostPerByte = 100.0;
+// The largest cost an input may give one op (10^21 FLOP-equivalents, hours on any device): far
+// above any real op, and small enough that the sum over any graph roam reads stays finite, so
+// every ratio of costs (a remat's compute overhead) is a number.
+inline constexpr double kMaxOpCost = 1e21;
 
 struct Op {
   ExternalId ext_id = 0;

@@ -1,9 +1,12 @@
 #include "core/io.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -38,6 +41,7 @@ std::string LineColumn(std::string_view text, size_t byte) {
 }
 
 json ParseJson(std::string_view text, std::string_view source) {
+  CheckJsonNesting(text, source);
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
@@ -143,30 +147,102 @@ std::string JoinIds(const std::vector<T>& ids) {
 }  // namespace
 
 std::string ReadFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(path + ": is a directory, expected a file");
+  // Only regular files: a device (/dev/zero), a fifo or a directory would never end, block or
+  // fail obscurely. The size is checked before anything is allocated.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw InputError(path + ": cannot open for reading: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory, expected a file");
+  if (!S_ISREG(st.st_mode))
+    throw InputError(path + ": is not a regular file (a device, fifo or socket); expected a file");
+  if (st.st_size > kMaxInputFileBytes)
+    throw InputError(path + ": is " + std::to_string(st.st_size) +
+                     " bytes, more than roam's input limit of " + DescribeMaxInputFileBytes());
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open for reading: " + std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  // A file that grew while being read: read on, within the limit.
+  char buffer[65536];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+    if (text.size() > static_cast<size_t>(kMaxInputFileBytes))
+      throw InputError(path + ": is more than roam's input limit of " +
+                       DescribeMaxInputFileBytes());
+  }
+  return text;
 }
+
+mode_t FileCreationMode() {
+  // The umask, read without changing it (umask(2) sets it, a race with any thread creating a
+  // file meanwhile): Linux reports it in /proc/self/status.
+  static const mode_t mode = [] {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+      if (line.rfind("Umask:", 0) == 0)
+        return static_cast<mode_t>(0666 & ~std::stoul(line.substr(6), nullptr, 8));
+    const mode_t mask = ::umask(022);
+    ::umask(mask);
+    return static_cast<mode_t>(0666 & ~mask);
+  }();
+  return mode;
+}
+
+namespace {
+
+// Temporaries are named ".NAME.tmp.HOST.PID.XXXXXX": a writer killed before its rename leaves
+// one behind, which the next write of NAME from this host removes once PID is no longer alive
+// (a live writer's, or another host's on a shared filesystem, is left alone).
+std::string TemporaryPrefix(const std::string& filename) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::string prefix = ".";
+  prefix += filename;
+  prefix += ".tmp.";
+  for (const char* c = host; *c != '\0'; ++c) prefix += (*c == '.' || *c == '/') ? '_' : *c;
+  prefix += ".";
+  return prefix;
+}
+
+void RemoveStaleTemporaries(const std::filesystem::path& dir, const std::string& prefix) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());  // "PID.XXXXXX"
+    const size_t dot = rest.find('.');
+    if (dot == std::string::npos || dot == 0) continue;
+    long pid = 0;
+    auto [end_pid, err] = std::from_chars(rest.data(), rest.data() + dot, pid);
+    if (err != std::errc() || end_pid != rest.data() + dot || pid <= 0) continue;
+    if (pid == static_cast<long>(::getpid())) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    fs::remove(it->path(), ignored);
+  }
+}
+
+}  // namespace
 
 void WriteFileAtomically(const std::string& path, std::string_view content) {
   namespace fs = std::filesystem;
+  if (path.empty()) throw InputError("an output path is empty");
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  // Built by appending: GCC 12 at -O3 warns (-Wrestrict, a false positive) on "." + string.
-  std::string name = ".";
-  name += target.filename().string();
-  name += ".tmp.XXXXXX";
-  std::string tmpl = (dir / name).string();
+  const std::string prefix = TemporaryPrefix(target.filename().string());
+  RemoveStaleTemporaries(dir, prefix);
+  std::string tmpl = (dir / prefix).string();
+  tmpl += std::to_string(::getpid());
+  tmpl += ".XXXXXX";
   int fd = mkstemp(tmpl.data());
   if (fd < 0) throw InputError(path + ": cannot create output file: " + std::strerror(errno));
+  // mkstemp creates 0600; the output gets the mode any new file would (0666 less the umask).
+  bool ok = ::fchmod(fd, FileCreationMode()) == 0;
   const char* data = content.data();
   size_t left = content.size();
-  bool ok = true;
   while (left > 0 && ok) {
     ssize_t n = ::write(fd, data, left);
     if (n < 0 && errno == EINTR) continue;
@@ -184,6 +260,33 @@ void WriteFileAtomically(const std::string& path, std::string_view content) {
     saved = errno ? errno : saved;
     std::remove(tmpl.c_str());
     throw InputError(path + ": cannot write output file: " + std::strerror(saved));
+  }
+}
+
+void CheckJsonNesting(std::string_view text, std::string_view source) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw InputError(std::string(source) + ": JSON nested more than " +
+                         std::to_string(kMaxJsonDepth) + " levels deep at " + LineColumn(text, i) +
+                         "; roam's formats nest a few levels");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
   }
 }
 
@@ -214,8 +317,9 @@ Graph ParseGraph(std::string_view text, std::string_view source) {
       named.FailField("phase",
                       "is \"" + phase + "\", expected forward, backward, optimizer or other");
     if (const json* cost = named.Find("cost"); cost != nullptr && !cost->is_null()) {
-      if (!cost->is_number() || !std::isfinite(cost->get<double>()) || cost->get<double>() < 0)
-        named.FailField("cost", "must be a finite number >= 0, got " + Element::Show(*cost));
+      if (!cost->is_number() || !std::isfinite(cost->get<double>()) || cost->get<double>() < 0 ||
+          cost->get<double>() > kMaxOpCost)
+        named.FailField("cost", "must be a number in [0, 1e21], got " + Element::Show(*cost));
       graph.op_costs.resize(ops.size());
       graph.op_costs[graph.ops.size()] = cost->get<double>();
     }
@@ -503,6 +607,17 @@ Plan ParsePlan(std::string_view text, std::string_view source, const Graph& grap
   if (const json* sec = summary.Find("seconds"); sec != nullptr && sec->is_number())
     s.seconds = sec->get<double>();
   return plan;
+}
+
+std::string PlanGraphName(std::string_view text, std::string_view source) {
+  try {
+    const json doc = ParseJson(text, source);
+    if (!doc.is_object()) return {};
+    auto it = doc.find("graph");
+    return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+  } catch (const InputError&) {
+    return {};
+  }
 }
 
 Plan LoadPlan(const std::string& path, const Graph& graph) {

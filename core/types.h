@@ -18,6 +18,9 @@ inline constexpr TensorId kNoTensor = -1;  // alias_of of a tensor that owns its
 inline constexpr StorageId kNoStorage = -1;
 inline constexpr Step kNoStep = -1;
 inline constexpr Bytes kDefaultAlignment = 512;  // CUDA caching allocator's rounding
+// The most worker threads any setting may ask for (--threads, --jobs, --threads-per-job,
+// planner.threads): above any machine's cores, and far below what oneTBB can create.
+inline constexpr int kMaxThreads = 1024;
 
 // Rounds up to a multiple of alignment; a size of 0 stays 0 (a pure ordering edge). Exact for
 // sizes up to kMaxBytes and alignments up to kMaxAlignment (core/bytes.h), which is all the

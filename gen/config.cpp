@@ -371,13 +371,7 @@ TrainingConfig TrainingDefaults(OptimizerKind kind) {
 Config ParseConfig(std::string_view text, std::string_view source,
                    const std::vector<std::string>& overrides) {
   const std::string src(source);
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::ParserException& e) {
-    throw InputError(src + ": YAML syntax error at line " + std::to_string(e.mark.line + 1) +
-                     ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
-  }
+  YAML::Node root = LoadYaml(text, src);
   if (root.IsNull() || !root.IsDefined()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap())
     throw InputError(

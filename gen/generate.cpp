@@ -602,8 +602,21 @@ Graph GenerateGraph(const Config& config) {
       if (involved[i] && (culprit == keys.size() || growth(i) > growth(culprit))) culprit = i;
     auto show = [&](size_t i) { return keys[i].first + " = " + std::to_string(keys[i].second); };
     std::string message = config.source + ": ";
+    // A dimension derived otherwise (a ViT's patch grid, image_size / patch_size, squared): the
+    // key furthest above its family default is named, as the likeliest cause.
+    bool derived = false;
+    if (culprit == keys.size())
+      for (size_t i = 0; i < keys.size(); ++i)
+        if (growth(i) > 1.0 && (culprit == keys.size() || growth(i) > growth(culprit))) {
+          culprit = i;
+          derived = true;
+        }
     if (culprit == keys.size()) {
       message += "the model's sizes make a tensor too large: ";
+    } else if (derived) {
+      message += show(culprit) +
+                 " makes a tensor too large (the key furthest above its family default; the "
+                 "tensor's dimensions are derived from it): ";
     } else {
       message += show(culprit) + " makes a tensor too large";
       std::string others;

@@ -107,7 +107,7 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
       const std::string text = r.Scalar(v, path, "roam or model");
       if (!ParseOptimizeMode(text, &p.mode)) r.Fail(path, v, "must be roam or model, got " + text);
     } else if (key == "threads") {
-      p.threads = static_cast<int>(r.Integer(v, path, 0));
+      p.threads = static_cast<int>(r.Integer(v, path, 0, kMaxThreads));
     } else if (key == "time_limit") {
       p.time_limit = r.NonNegative(v, path);
     } else if (key == "alignment") {
@@ -126,7 +126,8 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
         const std::string k = jt->first.Scalar(), at = path + "." + k;
         const YAML::Node x = jt->second;
         if (k == "node_limit") {
-          p.partition.node_limit = static_cast<int>(r.Integer(x, at, 1));
+          p.partition.node_limit =
+              static_cast<int>(r.Integer(x, at, 1, std::numeric_limits<int>::max()));
         } else if (k == "alpha") {
           p.partition.alpha = r.NonNegative(x, at);
         } else if (k == "delay_radius") {
@@ -159,7 +160,8 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
         if (k == "time_limit") p.leaf_layout.time_limit = r.NonNegative(jt->second, at);
         if (k == "max_nodes") p.leaf_layout.max_nodes = r.Integer(jt->second, at, 0);
         if (k == "max_storages")
-          p.leaf_layout.max_storages = static_cast<int>(r.Integer(jt->second, at, 0));
+          p.leaf_layout.max_storages =
+              static_cast<int>(r.Integer(jt->second, at, 0, std::numeric_limits<int>::max()));
         if (k == "engine") {
           const std::string text = r.Scalar(jt->second, at, "search or ilp");
           if (text != "search" && text != "ilp")

@@ -1,6 +1,7 @@
 #include "gen/yaml_reader.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 namespace roam::gen {
@@ -42,6 +43,52 @@ std::string ClosestKey(std::string_view key, const std::vector<std::string>& can
   return best;
 }
 
+namespace {
+
+std::string Line(const YAML::Node& node) { return std::to_string(node.Mark().line + 1); }
+
+// Walks every mapping once (an alias repeats a node: it is checked where it was defined).
+void CheckKeys(const YAML::Node& node, const std::string& source, const std::string& path,
+               std::set<std::pair<int, int>>& visited) {
+  if (!node.IsMap() && !node.IsSequence()) return;
+  if (!visited.emplace(node.Mark().line, node.Mark().column).second) return;
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i)
+      CheckKeys(node[i], source, path + "[" + std::to_string(i) + "]", visited);
+    return;
+  }
+  std::map<std::string, std::string> lines;  // key -> line
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const YAML::Node key = it->first;
+    if (!key.IsScalar())
+      throw InputError(source + ": " + (path.empty() ? "(top level)" : path) + " (line " +
+                       Line(key) + "): a key must be a name, not a " +
+                       (key.IsMap()        ? "mapping"
+                        : key.IsSequence() ? "list"
+                                           : "null"));
+    const std::string at = path.empty() ? key.Scalar() : path + "." + key.Scalar();
+    if (auto [first, fresh] = lines.emplace(key.Scalar(), Line(key)); !fresh)
+      throw InputError(source + ": " + at + ": given twice, at line " + first->second +
+                       " and at line " + Line(key) + "; keep one");
+    CheckKeys(it->second, source, at, visited);
+  }
+}
+
+}  // namespace
+
+YAML::Node LoadYaml(std::string_view text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    throw InputError(source + ": YAML syntax error at line " + std::to_string(e.mark.line + 1) +
+                     ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  std::set<std::pair<int, int>> visited;
+  CheckKeys(root, source, "", visited);
+  return root;
+}
+
 std::map<std::string, std::string> ApplyOverrides(YAML::Node& root,
                                                   const std::vector<std::string>& overrides) {
   std::map<std::string, std::string> overridden;
@@ -58,12 +105,7 @@ std::map<std::string, std::string> ApplyOverrides(YAML::Node& root,
     }
     if (path.back() == '.')
       throw InputError("--set " + o + ": empty key segment in '" + path + "'");
-    YAML::Node value;
-    try {
-      value = YAML::Load(o.substr(eq + 1));
-    } catch (const YAML::ParserException& e) {
-      throw InputError("--set " + o + ": the value is not valid YAML: " + e.msg);
-    }
+    YAML::Node value = LoadYaml(o.substr(eq + 1), "--set " + o);
     YAML::Node cur = root;
     std::string walked;
     for (size_t i = 0; i + 1 < parts.size(); ++i) {

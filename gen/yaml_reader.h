@@ -20,6 +20,12 @@
 
 namespace roam::gen {
 
+// The one way YAML input is read (configs, sweep files, --set values): parses text and checks
+// that every key of every mapping is a plain scalar given once. InputError naming the source,
+// the key path and the line(s) otherwise: a syntax error, a duplicate key (both lines), a list
+// or mapping used as a key.
+YAML::Node LoadYaml(std::string_view text, const std::string& source);
+
 // The closest candidate to a mistyped key by edit distance, or "" when none is close.
 std::string ClosestKey(std::string_view key, const std::vector<std::string>& candidates);
 

@@ -95,15 +95,24 @@ CsvProblem ParseLayoutCsv(std::string_view text, std::string_view source) {
     if (fields.size() != num_fields)
       fail(line_no, "expected " + std::to_string(num_fields) + " fields, found " +
                         std::to_string(fields.size()));
-    // An empty optional field (offset, hint) means none.
-    auto number = [&](size_t k, bool optional) -> std::int64_t {
+    // An empty optional field (offset, hint) means none. Every number is at most `max`
+    // (roam's byte maximum for sizes, offsets and times), so no arithmetic on it overflows.
+    auto number = [&](size_t k, bool optional, std::int64_t max = kMaxBytes) -> std::int64_t {
       std::string_view v = fields[static_cast<size_t>(column[k])];
       if (optional && v.empty()) return -1;
       std::int64_t value = 0;
       auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
+      if (ec == std::errc::result_out_of_range && end == v.data() + v.size() && v[0] != '-')
+        fail(line_no, "column '" + header_name[k] + "': " + std::string(v) +
+                          " is more than roam's maximum of " +
+                          (max == kMaxBytes ? DescribeMaxBytes() : std::to_string(max)));
       if (v.empty() || ec != std::errc() || end != v.data() + v.size() || value < 0)
         fail(line_no, "column '" + header_name[k] + "': expected a non-negative integer, found '" +
                           std::string(v) + "'");
+      if (value > max)
+        fail(line_no, "column '" + header_name[k] + "': " + std::to_string(value) +
+                          " is more than roam's maximum of " +
+                          (max == kMaxBytes ? DescribeMaxBytes() : std::to_string(max)));
       return value;
     };
     CsvRow row;
@@ -112,11 +121,14 @@ CsvProblem ParseLayoutCsv(std::string_view text, std::string_view source) {
     row.lower = number(kLower, false);
     row.upper = number(kUpper, false);
     row.size = number(kSize, false);
-    if (row.size > kMaxBytes)
-      fail(line_no, "column 'size': " + std::to_string(row.size) +
-                        " is more than roam's maximum of " + DescribeMaxBytes());
-    // The heights of layouts are bounded by the total, which must fit too.
-    if (!total.Add(row.size))
+    if (column[kAlignment] >= 0) {
+      row.alignment = number(kAlignment, false, kMaxAlignment);
+      if (row.alignment == 0) fail(line_no, "column 'alignment': must be positive, found '0'");
+    }
+    // A layout's height is at most the sum of each buffer's size plus its alignment's padding
+    // (plus the fixed offsets, below), which must fit too.
+    const Bytes reach = row.size + row.alignment - 1;  // both operands bounded: no overflow
+    if (!total.Add(reach))
       fail(line_no, "column 'size': the sizes up to this row total more than roam's maximum of " +
                         DescribeMaxBytes());
     if (inclusive_end) {
@@ -128,15 +140,23 @@ CsvProblem ParseLayoutCsv(std::string_view text, std::string_view source) {
       fail(line_no, "column 'upper': " + std::to_string(row.upper) +
                         " must be greater than lower (" + std::to_string(row.lower) + ")");
     }
-    if (column[kAlignment] >= 0) {
-      row.alignment = number(kAlignment, false);
-      if (row.alignment == 0) fail(line_no, "column 'alignment': must be positive, found '0'");
-    }
     if (column[kOffset] >= 0) row.offset = number(kOffset, true);
     if (column[kHint] >= 0) row.hint = number(kHint, true);
     if (row.offset >= 0 && row.offset % row.alignment != 0)
       fail(line_no, "column 'offset': " + std::to_string(row.offset) +
                         " is not a multiple of the alignment " + std::to_string(row.alignment));
+    // A buffer placed at its offset (or hint) must end within the maximum as well, and the
+    // buffers stacked above a fixed one too.
+    for (auto [k, at] : {std::pair{kOffset, row.offset}, std::pair{kHint, row.hint}})
+      if (at >= 0 && !AddBytes(at, reach))
+        fail(line_no, "column '" + header_name[k] + "': " + std::to_string(at) + " plus the size " +
+                          std::to_string(row.size) + " ends beyond roam's maximum of " +
+                          DescribeMaxBytes());
+    if (row.offset > 0 && !total.Add(row.offset))
+      fail(line_no, "column '" + header_name[kOffset] +
+                        "': the offsets and sizes up to this row total more than roam's "
+                        "maximum of " +
+                        DescribeMaxBytes());
     if (!ids.insert(row.id).second)
       fail(line_no, "column '" + header_name[kId] + "': '" + row.id + "' repeats");
     problem.rows.push_back(std::move(row));

@@ -1,10 +1,13 @@
 // Import of networkx node-link JSON (Checkmate's and MOCCASIN's published graphs).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "core/bytes.h"
 #include "core/error.h"
+#include "core/io.h"
 #include "remat/remat.h"
 
 namespace roam::remat {
@@ -12,6 +15,12 @@ namespace {
 
 using nlohmann::json;
 size_t U(int i) { return static_cast<size_t>(i); }
+
+std::string FormatDouble(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
 
 std::string Show(const json& v) {
   std::string s = v.dump();
@@ -31,14 +40,32 @@ double Number(const json& node, std::string_view field, const std::string& where
   return it->get<double>();
 }
 
+// A size field as bytes: at most roam's maximum (core/bytes.h), never a wrapped conversion.
+Bytes Size(double value, std::string_view field, const std::string& where) {
+  const std::optional<Bytes> bytes = BytesFromDouble(value);
+  if (!bytes)
+    throw InputError(where + ": field \"" + std::string(field) + "\" is " + FormatDouble(value) +
+                     ", more than roam's maximum of " + DescribeMaxBytes());
+  return *bytes;
+}
+
+// A cost field: at most kMaxOpCost, so sums of costs stay finite.
+double Cost(double value, std::string_view field, const std::string& where) {
+  if (value > kMaxOpCost)
+    throw InputError(where + ": field \"" + std::string(field) + "\" is " + FormatDouble(value) +
+                     ", must be at most 1e21");
+  return value;
+}
+
 }  // namespace
 
 Graph ParseNodeLink(std::string_view text, std::string_view source) {
   const std::string src(source);
   json doc;
+  CheckJsonNesting(text, source);
   try {
     doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw InputError(src + ": malformed JSON: " + e.what());
   }
   if (!doc.is_object()) throw InputError(src + ": must be a JSON object (networkx node-link)");
@@ -59,6 +86,7 @@ Graph ParseNodeLink(std::string_view text, std::string_view source) {
   const auto n = static_cast<int>(nodes.size());
   graph.ops.resize(U(n));
   graph.tensors.resize(U(n));
+  ByteSum total;  // every tensor is its own storage
   for (int i = 0; i < n; ++i) {
     const json& node = nodes[U(i)];
     std::string where = src + ": nodes[" + std::to_string(i) + "]";
@@ -80,20 +108,29 @@ Graph ParseNodeLink(std::string_view text, std::string_view source) {
       throw InputError(where + ": needs \"cost_ram\" (Checkmate) or \"out_cost\" (MOCCASIN)");
     Tensor& t = graph.tensors[U(i)];
     t.ext_id = i;
-    t.size = static_cast<Bytes>(std::llround(found ? ram : out));
+    t.size = Size(found ? ram : out, found ? "cost_ram" : "out_cost", where);
+    if (!total.Add(t.size))
+      throw InputError(where + ": field \"" + std::string(found ? "cost_ram" : "out_cost") +
+                       "\": the sizes up to here total more than roam's maximum of " +
+                       DescribeMaxBytes());
     t.producer = i;
     t.kind = TensorKind::kActivation;
     double cpu = Number(node, "cost_cpu", where, &found);
     double duration = Number(node, "duration", where, &found_alt);
     if (found || found_alt) {
       graph.op_costs.resize(U(n));
-      graph.op_costs[U(i)] = found ? cpu : duration;
+      graph.op_costs[U(i)] = Cost(found ? cpu : duration, found ? "cost_cpu" : "duration", where);
     }
     double params = Number(node, "param_cost", where, &found);
     if (found && params > 0) {
       Tensor p;
       p.ext_id = n + i;
-      p.size = static_cast<Bytes>(std::llround(params));
+      p.size = Size(params, "param_cost", where);
+      if (!total.Add(p.size))
+        throw InputError(where +
+                         ": field \"param_cost\": the sizes up to here total more than "
+                         "roam's maximum of " +
+                         DescribeMaxBytes());
       p.consumers = {i};
       p.kind = TensorKind::kWeight;
       graph.tensors.push_back(p);

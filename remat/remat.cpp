@@ -203,6 +203,9 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
   if (std::find(MethodNames().begin(), MethodNames().end(), params.method) == MethodNames().end())
     throw InputError("unknown remat method \"" + params.method + "\"");
   if (params.alignment <= 0) throw InputError("alignment must be positive");
+  if (graph.num_ops() == 0)
+    throw InputError("graph " + (graph.name.empty() ? std::string("(unnamed)") : graph.name) +
+                     " has no ops: there is nothing to schedule or recompute");
   if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy_score) ==
       kGreedyScores.end())
     throw InputError("unknown greedy score \"" + params.greedy_score + "\" (log, peak, lifetime)");
@@ -365,6 +368,9 @@ RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& param
 
 std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
                               const RematParams& sweep_params) {
+  if (graph.num_ops() == 0)
+    throw InputError("graph " + (graph.name.empty() ? std::string("(unnamed)") : graph.name) +
+                     " has no ops: there is nothing to schedule or recompute");
   const auto started = std::chrono::steady_clock::now();
   RematParams params = sweep_params;
   if (params.method == "best" && !params.blocks_in_sweep) {

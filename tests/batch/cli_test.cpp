@@ -252,6 +252,24 @@ TEST_F(BatchCliTest, SlurmArrayAndGnuParallelScriptsShardAndMerge) {
   }
 }
 
+// A shard whose run fails does not stop the others: every shard finishes and is merged, and
+// the script fails at the end.
+TEST_F(BatchCliTest, GnuParallelScriptLetsEveryShardFinishWhenOneFails) {
+  Write("broken.graph.json", "{\"format\": \"roam-graph-v1\", \"ops\": [");
+  std::string sweep = Write("mixed.yaml", "inputs: [" + Config() +
+                                              ", broken.graph.json]\ngrid:\n  model.batch: [1, 2, "
+                                              "3]\n  mode: [heuristic]\n");
+  std::string scripts = roam::testing::SourceDir() + "/scripts/cluster/";
+  auto parallel = roam::testing::RunCommand(
+      "/bin/bash", {scripts + "bench-parallel.sh", sweep, "3", Path("p"), ROAM_BINARY_PATH});
+  EXPECT_NE(parallel.exit_code, 0) << parallel.out << parallel.err;
+  ResultSet merged = ParseResults(ReadFile(Path("p/merged/summary.json")), "merged");
+  EXPECT_EQ(merged.runs.size(), 6u);
+  int ok = 0;
+  for (const auto& r : merged.runs) ok += r.ok ? 1 : 0;
+  EXPECT_EQ(ok, 3);
+}
+
 TEST_F(BatchCliTest, BadSweepsAndShardsAreUsageErrors) {
   auto r = RunRoam({"bench", Write("s.yaml", "inputs: [nope.yaml]\n"), "-o", Path("o")});
   EXPECT_EQ(r.exit_code, 2);
