@@ -231,6 +231,12 @@ void WriteFileAtomically(const std::string& path, std::string_view content) {
   namespace fs = std::filesystem;
   if (path.empty()) throw InputError("an output path is empty");
   fs::path target(path);
+  // A link is written through, as `>` would: the file it names is replaced, the link stays.
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {
+    const fs::path resolved = fs::weakly_canonical(target, ec);
+    if (!ec) target = resolved;
+  }
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   const std::string prefix = TemporaryPrefix(target.filename().string());
   RemoveStaleTemporaries(dir, prefix);
@@ -255,7 +261,7 @@ void WriteFileAtomically(const std::string& path, std::string_view content) {
   ok = ok && ::fsync(fd) == 0;
   int saved = errno;
   ok = (::close(fd) == 0) && ok;
-  if (ok) ok = std::rename(tmpl.c_str(), path.c_str()) == 0;
+  if (ok) ok = std::rename(tmpl.c_str(), target.c_str()) == 0;
   if (!ok) {
     saved = errno ? errno : saved;
     std::remove(tmpl.c_str());

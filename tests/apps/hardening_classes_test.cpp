@@ -151,6 +151,13 @@ TEST_F(HardeningClasses, InputsMayRepeatAndOutputsInLinkedDirectoriesAreFine) {
   EXPECT_TRUE(fs::exists(Path("plan.json")));
   r = RunRoam({"validate", graph, Path("plan.json"), "--original", graph});
   EXPECT_NE(r.exit_code, 2) << r.err;
+  // An output that is a link to another file is written through: the link stays a link.
+  Write("old-plan.json", "an earlier plan");
+  fs::create_symlink(Path("old-plan.json"), Path("latest.json"));
+  r = RunRoam({"evaluate", graph, "-o", Path("latest.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(Path("latest.json")));
+  EXPECT_NE(ReadFile(Path("old-plan.json")).find("roam-plan-v1"), std::string::npos);
 }
 
 // Class: outputs get the mode of any new file (0666 less the umask), and temporaries a killed
