@@ -175,7 +175,8 @@ int RunRemat(const RematOptions& options) {
            " recomputations" + (recomputed.empty() ? "" : ": " + text.str()),
        list.dump()},
       {"method", r.method, nlohmann::json(r.method).dump()},
-      {"status", r.status, nlohmann::json(r.status).dump()},
+      {"status", std::string(remat::ToString(r.status)),
+       nlohmann::json(remat::ToString(r.status)).dump()},
       {"lower_bound",
        Percent(r.lower_bound) + " overhead" +
            (r.feasible
@@ -251,7 +252,7 @@ void AddImportNodeLinkCommand(CLI::App& app, Action& action) {
       ->check(WritableOutputPath());
   cmd->callback([=, &action] {
     action = [=] {
-      Graph graph = remat::ParseNodeLink(ReadFile(*input), *input);
+      Graph graph = ParseNodeLink(ReadFile(*input), *input);
       WriteFileAtomically(*output, GraphToJson(graph));
       std::cout << "wrote " << *output << ": " << graph.num_ops() << " ops, " << graph.num_tensors()
                 << " tensors\n";

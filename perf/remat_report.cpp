@@ -108,7 +108,8 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
       "| %s | %d | %.0f%% | %s | %s | %.1f%% | %.2f%% | %.2f | %s | %.2f%% |\n", graph.name.c_str(),
       graph.num_ops(), 100 * ratio, method.c_str(), r.feasible ? "yes" : "no",
       100.0 * static_cast<double>(r.plan.summary.actual_peak) / static_cast<double>(reference),
-      100 * r.compute_overhead, r.seconds, r.status.c_str(), 100 * r.lower_bound);
+      100 * r.compute_overhead, r.seconds, std::string(remat::ToString(r.status)).c_str(),
+      100 * r.lower_bound);
   std::fflush(stdout);
 }
 

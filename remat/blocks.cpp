@@ -312,7 +312,7 @@ MethodResult ImproveByBlocks(const Graph& graph, const Schedule& start,
   result.peak = e.peak;
   result.recompute_cost = e.recompute_cost;
   result.method = "blocks";
-  result.status = "feasible";
+  result.status = Status::kFeasible;
   return result;
 }
 

@@ -410,7 +410,7 @@ MethodResult SplitBudgetByBlocks(const Graph& graph, const Schedule& start,
   result.peak = e.peak;
   result.recompute_cost = e.recompute_cost;
   result.method = "blocks-dp";
-  result.status = "feasible";
+  result.status = Status::kFeasible;
   if (params.blocks_dp_polish) {
     MethodResult polished = Polish(graph, result, budget, params);
     if (polished.peak <= budget && polished.recompute_cost < result.recompute_cost)

@@ -182,14 +182,14 @@ std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& 
 MethodResult PickCheckpoint(std::span<const MethodResult> options, Bytes budget) {
   MethodResult best;
   best.method = "checkpoint";
-  best.status = "infeasible";
+  best.status = Status::kInfeasible;
   best.peak = std::numeric_limits<Bytes>::max();
   for (const MethodResult& o : options) {
     const bool fits = o.peak <= budget, best_fits = best.peak <= budget;
     if ((fits && (!best_fits || o.recompute_cost < best.recompute_cost)) ||
         (!fits && !best_fits && o.peak < best.peak)) {
       best = o;
-      best.status = fits ? "feasible" : "infeasible";
+      best.status = fits ? Status::kFeasible : Status::kInfeasible;
     }
   }
   return best;

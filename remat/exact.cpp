@@ -275,7 +275,7 @@ std::optional<MethodResult> RoundRelaxation(const Graph& graph, const Values& v,
     if (e.peak > budget || (best && best->recompute_cost <= e.recompute_cost)) continue;
     MethodResult r;
     r.method = "ilp";
-    r.status = "feasible";
+    r.status = Status::kFeasible;
     r.schedule = std::move(schedule);
     r.peak = e.peak;
     r.recompute_cost = e.recompute_cost;
@@ -325,7 +325,7 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
       if (!b.problem.CheckFeasible(w.values).empty()) continue;
       incumbent = std::move(w.values);
       result.method = "ilp";
-      result.status = "feasible";
+      result.status = Status::kFeasible;
       result.schedule = std::move(schedule);
       result.peak = e.peak;
       result.recompute_cost = e.recompute_cost;
@@ -344,20 +344,20 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   const double bound = std::isfinite(s.best_bound) ? std::max(0.0, s.best_bound) : 0.0;
   switch (s.status) {
     case ilp::ModelStatus::kOptimal:
-      result.status = "optimal";
+      result.status = Status::kOptimal;
       break;
     case ilp::ModelStatus::kFeasibleTimeLimit:
-      result.status = "time-limit";
+      result.status = Status::kTimeLimit;
       break;
     // A conservative model's infeasibility proves nothing about roam's.
     case ilp::ModelStatus::kInfeasible:
-      result.status = v.exact ? "infeasible-proven" : "infeasible";
+      result.status = v.exact ? Status::kInfeasibleProven : Status::kInfeasible;
       break;
     case ilp::ModelStatus::kNoSolutionTimeLimit:
-      result.status = "time-limit";
+      result.status = Status::kTimeLimit;
       break;
     case ilp::ModelStatus::kError:
-      result.status = "error";
+      result.status = Status::kError;
       break;
   }
   // The bound is over the MILP's schedules; it bounds the problem only where the MILP models
@@ -380,7 +380,8 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
       }
     }
   }
-  if (result.peak > budget && s.status == ilp::ModelStatus::kOptimal) result.status = "error";
+  if (result.peak > budget && s.status == ilp::ModelStatus::kOptimal)
+    result.status = Status::kError;
   if (s.status == ilp::ModelStatus::kInfeasible && result.peak <= budget)
     result.status = start_result.status;
   // A schedule outside the MILP's space (the greedy's) beat its bound: no bound is known.

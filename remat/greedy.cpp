@@ -1,6 +1,6 @@
-// The greedy baseline and the evaluation every method shares. The greedy's choices are made by
-// one piece of code over two evaluations of the schedule: the incremental GreedyState (what
-// runs) and a full Rewrite + memory model per step (the reference the tests compare it with).
+// The greedy baseline. Its choices are made by one piece of code over two evaluations of the
+// schedule: the incremental GreedyState (what runs) and a full Rewrite + memory model per step
+// (evaluate.cpp's Evaluate, the reference the tests compare it with).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -359,7 +359,7 @@ std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
   std::vector<MethodResult> results(budgets.size());
   MethodResult best;  // the lowest peak seen
   best.method = "greedy";
-  best.status = "infeasible";
+  best.status = Status::kInfeasible;
   best.peak = std::numeric_limits<Bytes>::max();
   size_t reached = 0;
   int stalled = 0;
@@ -376,7 +376,7 @@ std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
     for (; reached < budgets.size() && peak <= budgets[reached]; ++reached) {
       MethodResult& r = results[reached];
       r = best;
-      r.status = "feasible";
+      r.status = Status::kFeasible;
       Prune(graph, costs, budgets[reached], params, engine, r);
       const double pruned = r.recompute_cost;
       Swap(graph, costs, flags, budgets[reached], params, work, r);
@@ -414,31 +414,6 @@ std::vector<Candidate> CandidatesAt(GreedyState& state, Step sp, const std::vect
   return Candidates(state, costs, flags, params, sp);
 }
 
-double RecomputeCost(const Graph& graph, std::span<const OpId> schedule) {
-  std::vector<char> seen(U(graph.num_ops()), 0);
-  double cost = 0;
-  for (OpId op : schedule) {
-    if (seen[U(op)]) cost += OpCost(graph, op);
-    seen[U(op)] = 1;
-  }
-  return cost;
-}
-
-Evaluated Evaluate(const Graph& graph, std::span<const OpId> schedule, const RematParams& params) {
-  Evaluated e;
-  e.rewritten = Rewrite(graph, schedule, params.rule);
-  e.model = BuildMemoryModel(e.rewritten.graph, params.alignment);
-  e.lifetimes = ComputeLifetimes(e.rewritten.graph, e.model, e.rewritten.order);
-  e.profile = MemoryProfile(e.model, e.lifetimes, static_cast<int>(e.rewritten.order.size()));
-  for (size_t s = 0; s < e.profile.size(); ++s)
-    if (e.profile[s] > e.peak) {
-      e.peak = e.profile[s];
-      e.peak_step = static_cast<Step>(s);
-    }
-  e.recompute_cost = RecomputeCost(graph, schedule);
-  return e;
-}
-
 std::vector<MethodResult> GreedyDescent(const Graph& graph, Schedule start,
                                         std::span<const Bytes> budgets, const RematParams& params,
                                         GreedyEvaluation evaluation) {
@@ -454,12 +429,6 @@ std::vector<MethodResult> GreedyDescent(const Graph& graph, Schedule start,
   IncrementalEngine work{GreedyState(graph, model, costs, params.rule),
                          GreedyState(graph, model, costs, params.rule)};
   return Descend(graph, std::move(start), budgets, params, costs, engine, work);
-}
-
-std::vector<double> OpCosts(const Graph& graph) {
-  std::vector<double> costs(U(graph.num_ops()));
-  for (OpId op = 0; op < graph.num_ops(); ++op) costs[U(op)] = OpCost(graph, op);
-  return costs;
 }
 
 GreedyTools::GreedyTools(const Graph& graph, const RematParams& params)

@@ -32,7 +32,7 @@ struct MethodResult {
   Schedule schedule;
   Bytes peak = 0;
   double recompute_cost = 0;
-  std::string status;      // "feasible", "optimal", "time-limit", "infeasible"
+  Status status = Status::kInfeasible;
   double lower_bound = 0;  // on the recompute cost, when proven (else 0)
   std::string solver;      // the exact method's solver call: "ok" or "error: ..."; else empty
 };

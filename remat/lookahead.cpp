@@ -315,7 +315,7 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
 
   MethodResult best;
   best.method = "lookahead";
-  best.status = "infeasible";
+  best.status = Status::kInfeasible;
   best.schedule = start;
   {
     const Evaluated e = Evaluate(graph, start, params);
@@ -323,7 +323,7 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
     best.recompute_cost = 0;
   }
   if (best.peak <= budget) {
-    best.status = "feasible";
+    best.status = Status::kFeasible;
     return best;
   }
   std::vector<int> best_computations(U(v.n), 1);
@@ -356,7 +356,7 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
       c.result.schedule = std::move(sim.schedule);
       c.result.peak = e.peak;
       c.result.recompute_cost = e.recompute_cost;
-      c.result.status = e.peak <= budget ? "feasible" : "infeasible";
+      c.result.status = e.peak <= budget ? Status::kFeasible : Status::kInfeasible;
       c.computations = std::move(sim.computations);
       if (!lowest || c.result.peak < lowest->result.peak) lowest = c;
       if (e.peak <= budget) return c;

@@ -17,11 +17,6 @@
 
 namespace roam::remat {
 
-Schedule detail::BaseSchedule(const Graph& graph, const RematParams& params) {
-  MemoryModel model = BuildMemoryModel(graph, params.alignment);
-  return ScheduleOrder(params.base_order, graph, model);
-}
-
 namespace {
 
 using detail::BaseSchedule;
@@ -271,13 +266,15 @@ RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params
     }
   }
   result.feasible = best_actual <= budget;
-  result.status = result.feasible ? best_method.status : "infeasible";
-  if (result.feasible && best_method.status == "infeasible") result.status = "feasible";
+  result.status = result.feasible ? best_method.status : Status::kInfeasible;
+  if (result.feasible && best_method.status == Status::kInfeasible)
+    result.status = Status::kFeasible;
   // What the exact method proved about a budget it could not meet stays visible.
   if (!result.feasible && target == budget &&
-      (best_method.status == "infeasible-proven" || best_method.status == "time-limit"))
+      (best_method.status == Status::kInfeasibleProven || best_method.status == Status::kTimeLimit))
     result.status = best_method.status;
-  if (!result.feasible && budget < result.peak_lower_bound) result.status = "infeasible-proven";
+  if (!result.feasible && budget < result.peak_lower_bound)
+    result.status = Status::kInfeasibleProven;
   result.solver = best_method.solver;
   result.lower_bound =
       result.original_cost > 0 ? best_method.lower_bound / result.original_cost : 0.0;
@@ -347,10 +344,10 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
   result.seconds += early_seconds;
   if (bound.infeasible && result.feasible)
     throw std::logic_error("remat: a plan fits a budget the compute lower bound rules out");
-  if (bound.infeasible) result.status = "infeasible-proven";
+  if (bound.infeasible) result.status = Status::kInfeasibleProven;
   result.lower_bound = std::max(result.lower_bound, bound.overhead);
   if (result.feasible && result.compute_overhead <= result.lower_bound * (1 + 2e-6))
-    result.status = "optimal";
+    result.status = Status::kOptimal;
   result.seconds += Since(started);
   result.plan.summary.seconds = result.seconds;
   return result;

@@ -35,7 +35,7 @@ TEST(BlockPass, ReachesBruteForceOnATwoBlockChainWhereTheDescentStopsDearer) {
     const Bytes budget = 500;
     const double optimum = BruteForceCost(g, budget, 3);
     const detail::MethodResult descent = detail::Greedy(g, start, budget, params);
-    ASSERT_EQ(descent.status, "feasible");
+    ASSERT_EQ(descent.status, Status::kFeasible);
     ASSERT_GT(descent.recompute_cost, optimum);
     const detail::MethodResult improved =
         detail::ImproveByBlocks(g, start, descent, budget, params, 0);

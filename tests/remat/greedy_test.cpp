@@ -51,7 +51,7 @@ TEST(Greedy, TheIncrementalEvaluationChoosesExactlyAsTheFullOne) {
         // What it reports is what the schedule does.
         const Evaluated e = Evaluate(g, fast.schedule, params);
         EXPECT_EQ(e.peak, fast.peak);
-        EXPECT_EQ(fast.status == "feasible", fast.peak <= budget);
+        EXPECT_EQ(fast.status == Status::kFeasible, fast.peak <= budget);
       }
     }
 }
@@ -89,7 +89,7 @@ TEST(Greedy, TheSwapNeverRaisesTheCostNorLeavesTheBudget) {
       const MethodResult a = Greedy(g, Start(g), budget, without);
       const MethodResult b = Greedy(g, Start(g), budget, with);
       EXPECT_EQ(a.status, b.status);
-      if (b.status != "feasible") continue;
+      if (b.status != Status::kFeasible) continue;
       EXPECT_LE(b.recompute_cost, a.recompute_cost);
       EXPECT_LE(b.peak, budget);
       EXPECT_EQ(CheckSchedule(g, b.schedule, with.rule), "");

@@ -88,7 +88,7 @@ TEST(Lookahead, NeverBeatsBruteForceNorExceedsTheBudgetOnTinyGraphs) {
       const detail::Evaluated e = detail::Evaluate(g, r.schedule, params);
       EXPECT_EQ(e.peak, r.peak);
       EXPECT_NEAR(e.recompute_cost, r.recompute_cost, 1e-9);
-      EXPECT_EQ(r.status, r.peak <= budget ? "feasible" : "infeasible");
+      EXPECT_EQ(r.status, r.peak <= budget ? Status::kFeasible : Status::kInfeasible);
       if (r.peak > budget) continue;
       const int recomputations = static_cast<int>(r.schedule.size() - base.size());
       if (recomputations > 3) continue;  // beyond what the brute force can enumerate
