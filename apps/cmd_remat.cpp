@@ -97,7 +97,7 @@ int RunSweep(const RematOptions& options, const Graph& graph, const remat::Remat
   std::vector<double> ratios;
   for (double r = 1.0; r > 1e-9; r -= options.sweep_step) ratios.push_back(r);
   auto points = remat::Sweep(graph, ratios, params);
-  const bool bounded = params.overhead_bound_in_sweep && params.overhead_bound_cuts > 0;
+  const bool bounded = params.overhead_bound.in_sweep && params.overhead_bound.cuts > 0;
   if (!options.svg.empty())
     WriteFileAtomically(options.svg,
                         SweepSvg(graph, points, remat::NoRematPeak(graph, params), bounded));

@@ -84,19 +84,25 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
   // "greedy-lifetime": the greedy under its first ranking rule, the baseline of the current.
   if (method == "greedy-lifetime") {
     params.method = "greedy";
-    params.greedy_score = "lifetime";
-    params.greedy_count_siblings = false;
+    params.greedy.score = "lifetime";
+    params.greedy.count_siblings = false;
   }
   // "checkpoint-ops" / "checkpoint-insensitive": the checkpoint with one cut rule only (the
   // first, by op count, is the baseline of the cuts at the memory-insensitive ops).
   if (method == "checkpoint-ops" || method == "checkpoint-insensitive") {
     params.method = "checkpoint";
-    params.checkpoint_cuts = method.substr(11);
+    params.checkpoint.cuts = method.substr(11);
   }
-  // "best-no-blocks": best without its block pass, the baseline of the pass.
-  if (method == "best-no-blocks") {
+  // "best-blocks" / "best-checkpoint": best with the block pass before its budget split, or
+  // with the checkpoint among its builders: the two methods that left best (measured without
+  // gain), for comparisons.
+  if (method == "best-blocks") {
     params.method = "best";
-    params.blocks_rounds = 0;
+    params.best.improve.insert(params.best.improve.begin(), "blocks");
+  }
+  if (method == "best-checkpoint") {
+    params.method = "best";
+    params.best.build.push_back("checkpoint");
   }
 
   params.alignment = alignment;
@@ -213,13 +219,15 @@ int main(int argc, char** argv) {
   if (random_only) return 0;
   Graph resnet = FromConfig("resnet50.yaml", {"model.batch=32"});
   for (double ratio : {0.9, 0.8, 1.0 / 3})
-    for (const char* m : {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive",
-                          "checkpoint", "blocks", "blocks-dp", "best-no-blocks", "best", "ilp"})
+    for (const char* m :
+         {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive", "checkpoint",
+          "blocks", "blocks-dp", "best-blocks", "best-checkpoint", "best", "ilp"})
       row(resnet, ratio, m, 512);
   Graph gpt = FromConfig("gpt2-xl.yaml");
   for (double ratio : {0.9, 0.8, 0.5})
-    for (const char* m : {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive",
-                          "checkpoint", "blocks", "blocks-dp", "best-no-blocks", "best"})
+    for (const char* m :
+         {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive", "checkpoint",
+          "blocks", "blocks-dp", "best-blocks", "best-checkpoint", "best"})
       row(gpt, ratio, m, 512);
   Curve(gpt, rng_kept, 512);
   return 0;

@@ -23,7 +23,7 @@ Bytes PeakLowerBound(const Graph& graph, const RematParams& params = {});
 // bound"): at the step of a cut op, each storage made before the cut and read after it is
 // either live or made again after the cut by copies of its writers, and each such copy reads
 // its inputs the same way; the cheapest such choice with the live bytes within the budget is
-// a MILP (GLPK), whose proven bound is taken (the cuts: the params.overhead_bound_cuts ops
+// a MILP (GLPK), whose proven bound is taken (the cuts: the params.overhead_bound.cuts ops
 // with the most bytes forced live, core/lower_bound.h, beyond the budget).
 struct OverheadBound {
   double overhead = 0;      // fraction of the original total cost; 0 when nothing is proven

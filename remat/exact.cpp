@@ -247,7 +247,7 @@ std::optional<std::vector<double>> Encode(const Values& v, const Columns& c, con
 // for a few theta; the cheapest schedule within budget by roam's own memory model.
 std::optional<MethodResult> RoundRelaxation(const Graph& graph, const Values& v, Bytes budget,
                                             const RematParams& params, double time_limit_s) {
-  Built lp = BuildProblem(v, static_cast<double>(budget), params.ilp_max_computations, true);
+  Built lp = BuildProblem(v, static_cast<double>(budget), params.ilp.max_computations, true);
   ilp::SolveParams sp;
   sp.time_limit_s = time_limit_s;
   ilp::SolveResult s = lp.problem.Solve(sp);
@@ -261,7 +261,7 @@ std::optional<MethodResult> RoundRelaxation(const Graph& graph, const Values& v,
       for (auto [t, col] : lp.cols.R[U(k)])
         if (s.values[U(col)] >= theta) picks.emplace_back(s.values[U(col)], t);
       std::sort(picks.rbegin(), picks.rend());
-      picks.resize(std::min(picks.size(), U(std::max(0, params.ilp_max_computations - 1))));
+      picks.resize(std::min(picks.size(), U(std::max(0, params.ilp.max_computations - 1))));
       for (auto [value, t] : picks) chosen[U(t)][U(k)] = 1;
     }
     Schedule schedule;
@@ -295,7 +295,7 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
     if (auto rounded = RoundRelaxation(graph, v, budget, params, time_limit_s / 4);
         rounded && (result.peak > budget || rounded->recompute_cost < result.recompute_cost))
       result = std::move(*rounded);
-  Built b = BuildProblem(v, static_cast<double>(budget), params.ilp_max_computations);
+  Built b = BuildProblem(v, static_cast<double>(budget), params.ilp.max_computations);
   std::optional<std::vector<double>> incumbent;
   if (result.peak <= budget && !result.schedule.empty()) {
     incumbent = Encode(v, b.cols, b.problem, graph, result.schedule);
@@ -308,14 +308,14 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
-  const int window = std::max(2, params.ilp_window_stages);
+  const int window = std::max(2, params.ilp.window_stages);
   for (bool gained = incumbent.has_value(); gained && elapsed() < time_limit_s / 2;) {
     gained = false;
     for (int from = 0; from < v.n && elapsed() < time_limit_s / 2; from += window / 2) {
-      Built sub = BuildProblem(v, static_cast<double>(budget), params.ilp_max_computations, false,
+      Built sub = BuildProblem(v, static_cast<double>(budget), params.ilp.max_computations, false,
                                &*incumbent, from, from + window - 1);
       ilp::SolveParams lp;
-      lp.time_limit_s = std::min(time_limit_s / 2 - elapsed(), params.ilp_window_time_limit_s);
+      lp.time_limit_s = std::min(time_limit_s / 2 - elapsed(), params.ilp.window_time_limit_s);
       ilp::SolveResult w = sub.problem.Solve(lp, std::span<const double>(*incumbent));
       if (!w.has_solution || w.from_incumbent || w.call != ilp::CallOutcome::kOk) continue;
       Schedule schedule = Decode(v, b.cols, w.values);

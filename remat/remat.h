@@ -82,7 +82,7 @@ struct SweepPoint {
   bool feasible = false;
   std::string method;
   double seconds = 0;  // the first point's include the work the points share
-  // The compute lower bound at this budget (params.overhead_bound_in_sweep; else 0).
+  // The compute lower bound at this budget (params.overhead_bound.in_sweep; else 0).
   double lower_bound = 0;
 };
 // The greedy descends once for all budgets (each point gets what a run for its budget alone

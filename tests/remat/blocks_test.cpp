@@ -29,8 +29,8 @@ TEST(BlockPass, ReachesBruteForceOnATwoBlockChainWhereTheDescentStopsDearer) {
     const Graph g = testing::MlpChain(4, costs);
     RematParams params;
     params.alignment = 1;
-    params.greedy_swap_attempts = 0;
-    params.blocks_group_ops = 2;
+    params.greedy.swap_attempts = 0;
+    params.blocks.group_ops = 2;
     const Schedule start = detail::BaseSchedule(g, params);
     const Bytes budget = 500;
     const double optimum = BruteForceCost(g, budget, 3);
@@ -57,7 +57,7 @@ TEST(BlockPass, NeverDearerNorOverBudgetNorUnfaithfulOnRandomTrainingGraphs) {
     const Graph g = testing::TrainingLikeGraph(rng, o);
     RematParams params;
     params.alignment = 1;
-    params.blocks_group_ops = 1 + trial % 4;
+    params.blocks.group_ops = 1 + trial % 4;
     const Schedule start = detail::BaseSchedule(g, params);
     const Bytes no_remat = NoRematPeak(g, params);
     for (double ratio : {0.9, 0.75, 0.6}) {

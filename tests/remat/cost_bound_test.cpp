@@ -97,7 +97,7 @@ TEST(OverheadBound, OffWithNoCuts) {
   const Graph g = testing::MlpChain(4, {3, 1, 4, 1, 5, 9, 2, 6, 5});
   RematParams params;
   params.alignment = 1;
-  params.overhead_bound_cuts = 0;
+  params.overhead_bound.cuts = 0;
   const OverheadBound bound = OverheadLowerBound(g, 1, params);
   EXPECT_FALSE(bound.infeasible);
   EXPECT_EQ(bound.overhead, 0.0);

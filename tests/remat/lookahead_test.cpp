@@ -153,8 +153,8 @@ TEST(Lookahead, FitsARandomLayeredGraphWhereTheGreedyStops) {
   // machine is (sanitizer builds run many times slower). Whether the arena fits depends on
   // that search: best-fit and llfb leave both methods' schedules above the budget.
   params.time_limit_s = 1e8;
-  params.layout_search_time_limit_s = 1e6;
-  params.layout_search_max_nodes = 100'000;
+  params.fit.search_time_limit_s = 1e6;
+  params.fit.search_max_nodes = 100'000;
   const Bytes budget = NoRematPeak(g, params) * 8 / 10;
   params.method = "greedy";
   EXPECT_FALSE(PlanRemat(g, budget, params).feasible);

@@ -352,7 +352,7 @@ TEST(Methods, TheGreedysCopyRunsBeforeTheInPlaceWriteOfAWeightItReads) {
       detail::Greedy(g, start, 200, params, detail::GreedyEvaluation::kReference);
   EXPECT_EQ(full.schedule, placed.schedule);
   // Without the placement the copy would read the updated weight: the budget is out of reach.
-  params.greedy_copy_before_writes = false;
+  params.greedy.copy_before_writes = false;
   const detail::MethodResult unplaced = detail::Greedy(g, start, 200, params);
   EXPECT_EQ(unplaced.status, Status::kInfeasible);
   EXPECT_GT(unplaced.peak, 200);
@@ -370,7 +370,7 @@ TEST(Methods, TheGreedysSwapReachesBruteForceWhereItsDescentStopsAbove) {
     RematParams with;
     with.alignment = 1;
     RematParams without = with;
-    without.greedy_swap_attempts = 0;
+    without.greedy.swap_attempts = 0;
     const Bytes budget = 500;
     const Oracle o = BruteForce(g, budget, 3);
     const detail::MethodResult descent = detail::Greedy(g, start, budget, without);
