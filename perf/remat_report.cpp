@@ -3,6 +3,7 @@
 // on generated training graphs and on MOCCASIN-style random layered graphs. Prints Markdown.
 //
 // Usage: roam_perf_remat [--rng-state-kept] [--random-only] [--greedy-only] [--only METHOD]
+//        [--nodes N]
 //        roam_perf_remat --lowest [--only METHOD]
 // (--random-only: the random layered graphs and the training chains, not ResNet-50 / GPT-2;
 // --greedy-only: only the greedy rows and the sweep, to compare greedy changes quickly;
@@ -10,6 +11,7 @@
 // random layered graphs, and their peak lower bound.)
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -93,12 +95,11 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
     params.method = "checkpoint";
     params.checkpoint.cuts = method.substr(11);
   }
-  // "best-blocks" / "best-checkpoint": best with the block pass before its budget split, or
-  // with the checkpoint among its builders: the two methods that left best (measured without
-  // gain), for comparisons.
-  if (method == "best-blocks") {
+  // "best-no-blocks" / "best-checkpoint": best without its block pass, or with the checkpoint
+  // among its builders (which left best, measured without gain), for comparisons.
+  if (method == "best-no-blocks") {
     params.method = "best";
-    params.best.improve.insert(params.best.improve.begin(), "blocks");
+    std::erase(params.best.improve, "blocks");
   }
   if (method == "best-checkpoint") {
     params.method = "best";
@@ -184,11 +185,13 @@ int main(int argc, char** argv) {
   using namespace roam;
   bool rng_kept = false, random_only = false;  // --random-only: the random layered graphs
   bool greedy_only = false;
+  int only_nodes = 0;  // --nodes N: of the random layered graphs, the one of N nodes alone
   for (int i = 1; i < argc; ++i) {
     rng_kept = rng_kept || std::string(argv[i]) == "--rng-state-kept";
     random_only = random_only || std::string(argv[i]) == "--random-only";
     greedy_only = greedy_only || std::string(argv[i]) == "--greedy-only";
     if (std::string(argv[i]) == "--only" && i + 1 < argc) only = argv[++i];
+    if (std::string(argv[i]) == "--nodes" && i + 1 < argc) only_nodes = std::atoi(argv[++i]);
   }
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--lowest") {
@@ -203,10 +206,12 @@ int main(int argc, char** argv) {
       "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds | status | "
       "bound |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (int n : {40, 100, 250, 500, 1000}) {
+    if (only_nodes > 0 && n != only_nodes) continue;
     // MOCCASIN's random layered graphs: 5 nodes a layer, inputs from the 4 layers before.
     Graph g = testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n));
     for (double ratio : {0.9, 0.8})
-      for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "lookahead", "best"})
+      for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "lookahead", "blocks",
+                            "best-no-blocks", "best-checkpoint", "best"})
         row(g, ratio, m, 1);
     if (n <= 120)  // the exact method's default ilp_max_ops
       for (double ratio : {0.9, 0.8}) row(g, ratio, "ilp", 1);
@@ -221,13 +226,13 @@ int main(int argc, char** argv) {
   for (double ratio : {0.9, 0.8, 1.0 / 3})
     for (const char* m :
          {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive", "checkpoint",
-          "blocks", "blocks-dp", "best-blocks", "best-checkpoint", "best", "ilp"})
+          "blocks", "blocks-dp", "best-no-blocks", "best-checkpoint", "best", "ilp"})
       row(resnet, ratio, m, 512);
   Graph gpt = FromConfig("gpt2-xl.yaml");
   for (double ratio : {0.9, 0.8, 0.5})
     for (const char* m :
          {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive", "checkpoint",
-          "blocks", "blocks-dp", "best-blocks", "best-checkpoint", "best"})
+          "blocks", "blocks-dp", "best-no-blocks", "best-checkpoint", "best"})
       row(gpt, ratio, m, 512);
   Curve(gpt, rng_kept, 512);
   return 0;
