@@ -98,7 +98,7 @@ int RunSweep(const RematOptions& options, const Graph& graph, const remat::Remat
   std::vector<double> ratios;
   for (double r = 1.0; r > 1e-9; r -= options.sweep_step) ratios.push_back(r);
   auto points = remat::Sweep(graph, ratios, params);
-  const bool bounded = params.overhead_bound_in_sweep && params.overhead_bound_cuts > 0;
+  const bool bounded = params.overhead_bound.in_sweep && params.overhead_bound.cuts > 0;
   if (!options.svg.empty())
     WriteFileAtomically(options.svg,
                         SweepSvg(graph, points, remat::NoRematPeak(graph, params), bounded));
@@ -183,7 +183,8 @@ int RunRemat(const RematOptions& options) {
            " recomputations" + (recomputed.empty() ? "" : ": " + text.str()),
        list.dump()},
       {"method", r.method, nlohmann::json(r.method).dump()},
-      {"status", r.status, nlohmann::json(r.status).dump()},
+      {"status", std::string(remat::ToString(r.status)),
+       nlohmann::json(remat::ToString(r.status)).dump()},
       {"compute_lower_bound",
        Percent(r.lower_bound) + " overhead" +
            (r.feasible
@@ -257,7 +258,7 @@ void AddImportNodeLinkCommand(CLI::App& app, Action& action) {
       ->required();
   cmd->callback([=, &action] {
     action = [=] {
-      Graph graph = remat::ParseNodeLink(ReadFile(*input), *input);
+      Graph graph = ParseNodeLink(ReadFile(*input), *input);
       WriteFileAtomically(*output, GraphToJson(graph));
       std::cout << "wrote " << *output << ": " << graph.num_ops() << " ops, " << graph.num_tensors()
                 << " tensors\n";

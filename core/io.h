@@ -58,4 +58,12 @@ std::string PlanToJson(const Graph& graph, const Plan& plan);
 // The summary as one JSON object with the keys of roam-plan-v1's "summary".
 std::string SummaryToJson(const PlanSummary& summary);
 
+// Reads networkx node-link JSON as Checkmate and MOCCASIN publish their graphs (docs/remat.md,
+// "Interop"): one op per node with one output tensor (cost_ram / out_cost bytes, consumed by
+// the node's successors), cost from cost_cpu / duration, param_cost as a persistent input of
+// the node; a node's id under "id" or, as MOCCASIN spells it, "name"; links (or edges) as
+// source/target or, as MOCCASIN spells them, "0"/"1"; graph.order, when present, as
+// program_order. Throws InputError naming source, the element and the field.
+Graph ParseNodeLink(std::string_view text, std::string_view source);
+
 }  // namespace roam

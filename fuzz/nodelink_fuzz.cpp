@@ -5,15 +5,15 @@
 
 #include "core/bytes.h"
 #include "core/error.h"
+#include "core/io.h"
 #include "fuzz/contract.h"
 #include "fuzz/plan_checks.h"
-#include "remat/remat.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
   using namespace roam;
   Graph graph;
   try {
-    graph = remat::ParseNodeLink(fuzz::Text(data, size), "fuzz.nodelink.json");
+    graph = ParseNodeLink(fuzz::Text(data, size), "fuzz.nodelink.json");
   } catch (const InputError&) {
     return 0;
   }

@@ -116,7 +116,7 @@ Config ParseConfig(std::string_view text, std::string_view source,
                    const std::vector<std::string>& overrides = {});
 Config LoadConfig(const std::string& path, const std::vector<std::string>& overrides = {});
 
-// The planner and remat sections alone, from overrides ("remat.greedy_max_steps=500"), for an
+// The planner and remat sections alone, from overrides ("remat.greedy.max_steps=500"), for an
 // input that is a graph file rather than a config: defaults elsewhere. Messages name source;
 // a model or training key is an InputError, since a graph file has neither.
 struct PlanningSettings {

@@ -3,6 +3,7 @@
 // on generated training graphs and on MOCCASIN-style random layered graphs. Prints Markdown.
 //
 // Usage: roam_perf_remat [--rng-state-kept] [--random-only] [--greedy-only] [--only METHOD]
+//        [--nodes N]
 //        roam_perf_remat --lowest [--only METHOD]
 // (--random-only: the random layered graphs and the training chains, not ResNet-50 / GPT-2;
 // --greedy-only: only the greedy rows and the sweep, to compare greedy changes quickly;
@@ -10,6 +11,7 @@
 // random layered graphs, and their peak lower bound.)
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -84,19 +86,24 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
   // "greedy-lifetime": the greedy under its first ranking rule, the baseline of the current.
   if (method == "greedy-lifetime") {
     params.method = "greedy";
-    params.greedy_score = "lifetime";
-    params.greedy_count_siblings = false;
+    params.greedy.score = "lifetime";
+    params.greedy.count_siblings = false;
   }
   // "checkpoint-ops" / "checkpoint-insensitive": the checkpoint with one cut rule only (the
   // first, by op count, is the baseline of the cuts at the memory-insensitive ops).
   if (method == "checkpoint-ops" || method == "checkpoint-insensitive") {
     params.method = "checkpoint";
-    params.checkpoint_cuts = method.substr(11);
+    params.checkpoint.cuts = method.substr(11);
   }
-  // "best-no-blocks": best without its block pass, the baseline of the pass.
+  // "best-no-blocks" / "best-checkpoint": best without its block pass, or with the checkpoint
+  // among its builders (which left best, measured without gain), for comparisons.
   if (method == "best-no-blocks") {
     params.method = "best";
-    params.blocks_rounds = 0;
+    std::erase(params.best.improve, "blocks");
+  }
+  if (method == "best-checkpoint") {
+    params.method = "best";
+    params.best.build.push_back("checkpoint");
   }
 
   params.alignment = alignment;
@@ -108,7 +115,8 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
       "| %s | %d | %.0f%% | %s | %s | %.1f%% | %.2f%% | %.2f | %s | %.2f%% |\n", graph.name.c_str(),
       graph.num_ops(), 100 * ratio, method.c_str(), r.feasible ? "yes" : "no",
       100.0 * static_cast<double>(r.plan.summary.actual_peak) / static_cast<double>(reference),
-      100 * r.compute_overhead, r.seconds, r.status.c_str(), 100 * r.lower_bound);
+      100 * r.compute_overhead, r.seconds, std::string(remat::ToString(r.status)).c_str(),
+      100 * r.lower_bound);
   std::fflush(stdout);
 }
 
@@ -177,11 +185,13 @@ int main(int argc, char** argv) {
   using namespace roam;
   bool rng_kept = false, random_only = false;  // --random-only: the random layered graphs
   bool greedy_only = false;
+  int only_nodes = 0;  // --nodes N: of the random layered graphs, the one of N nodes alone
   for (int i = 1; i < argc; ++i) {
     rng_kept = rng_kept || std::string(argv[i]) == "--rng-state-kept";
     random_only = random_only || std::string(argv[i]) == "--random-only";
     greedy_only = greedy_only || std::string(argv[i]) == "--greedy-only";
     if (std::string(argv[i]) == "--only" && i + 1 < argc) only = argv[++i];
+    if (std::string(argv[i]) == "--nodes" && i + 1 < argc) only_nodes = std::atoi(argv[++i]);
   }
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--lowest") {
@@ -196,10 +206,12 @@ int main(int argc, char** argv) {
       "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds | status | "
       "bound |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (int n : {40, 100, 250, 500, 1000}) {
+    if (only_nodes > 0 && n != only_nodes) continue;
     // MOCCASIN's random layered graphs: 5 nodes a layer, inputs from the 4 layers before.
     Graph g = testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n));
     for (double ratio : {0.9, 0.8})
-      for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "lookahead", "best"})
+      for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "lookahead", "blocks",
+                            "best-no-blocks", "best-checkpoint", "best"})
         row(g, ratio, m, 1);
     if (n <= 120)  // the exact method's default ilp_max_ops
       for (double ratio : {0.9, 0.8}) row(g, ratio, "ilp", 1);
@@ -212,13 +224,15 @@ int main(int argc, char** argv) {
   if (random_only) return 0;
   Graph resnet = FromConfig("resnet50.yaml", {"model.batch=32"});
   for (double ratio : {0.9, 0.8, 1.0 / 3})
-    for (const char* m : {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive",
-                          "checkpoint", "blocks", "blocks-dp", "best-no-blocks", "best", "ilp"})
+    for (const char* m :
+         {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive", "checkpoint",
+          "blocks", "blocks-dp", "best-no-blocks", "best-checkpoint", "best", "ilp"})
       row(resnet, ratio, m, 512);
   Graph gpt = FromConfig("gpt2-xl.yaml");
   for (double ratio : {0.9, 0.8, 0.5})
-    for (const char* m : {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive",
-                          "checkpoint", "blocks", "blocks-dp", "best-no-blocks", "best"})
+    for (const char* m :
+         {"greedy-lifetime", "greedy", "checkpoint-ops", "checkpoint-insensitive", "checkpoint",
+          "blocks", "blocks-dp", "best-no-blocks", "best-checkpoint", "best"})
       row(gpt, ratio, m, 512);
   Curve(gpt, rng_kept, 512);
   return 0;

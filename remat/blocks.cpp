@@ -141,9 +141,9 @@ class BlockPass {
     std::stable_sort(options.begin(), options.end(),
                      [](const Option& a, const Option& b) { return a.c.cost > b.c.cost; });
     std::vector<std::vector<char>> banned;
-    for (int attempt = 0; attempt < params_.blocks_verifications; ++attempt) {
+    for (int attempt = 0; attempt < params_.blocks.verifications; ++attempt) {
       std::vector<char> pick =
-          CheapestCover(options, deficit, removed, banned, params_.blocks_search_nodes);
+          CheapestCover(options, deficit, removed, banned, params_.blocks.search_nodes);
       if (pick.empty()) return false;
       banned.push_back(pick);
       std::vector<const Candidate*> chosen;
@@ -171,7 +171,7 @@ class BlockPass {
                               const std::vector<Bytes>& base, const std::vector<Step>& excess,
                               std::vector<Candidate> runs) {
     std::map<std::pair<Step, std::vector<OpId>>, Candidate> unique;
-    const size_t splits = std::min<size_t>(excess.size(), U(params_.blocks_split_steps));
+    const size_t splits = std::min<size_t>(excess.size(), U(params_.blocks.split_steps));
     for (size_t j = 0; j < splits; ++j) {
       const Step sp = excess[splits <= 1 ? 0 : j * (excess.size() - 1) / (splits - 1)];
       for (Candidate& c : CandidatesAt(greedy_.state, sp, greedy_.costs, greedy_.flags, params_)) {
@@ -190,8 +190,8 @@ class BlockPass {
     for (auto& [key, c] : unique) pool.push_back(std::move(c));
     std::stable_sort(pool.begin(), pool.end(),
                      [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
-    if (pool.size() > U(params_.blocks_max_candidates))
-      pool.resize(U(params_.blocks_max_candidates));
+    if (pool.size() > U(params_.blocks.max_candidates))
+      pool.resize(U(params_.blocks.max_candidates));
     for (Candidate& run : runs) {
       const bool known = std::any_of(pool.begin(), pool.end(), [&](const Candidate& c) {
         return c.at == run.at && c.ops == run.ops;
@@ -245,16 +245,16 @@ class BlockPass {
 }  // namespace
 
 std::vector<int> GroupOfOp(const Graph& graph, const RematParams& params, const Schedule& start,
-                           int& num_groups) {
+                           int& num_groups, PartitionArg partition) {
   num_groups = 0;
   std::vector<int> group(U(graph.num_ops()), -1);
-  const MemoryModel model = BuildMemoryModel(graph, params.alignment);
-  SubgraphTree tree;
-  try {
-    tree = PartitionGraph(graph, model, start);
-  } catch (const std::invalid_argument&) {
-    return group;  // no partition of this order: no blocks
+  std::optional<SubgraphTree> own;
+  if (partition == nullptr) {
+    own = PartitionOf(graph, BuildMemoryModel(graph, params.alignment), start);
+    partition = &own;
   }
+  if (!partition->has_value()) return group;  // no partition of this order: no blocks
+  const SubgraphTree& tree = **partition;
   std::vector<int> segment_group(U(tree.num_segments), -1);
   std::vector<const SubgraphNode*> blocks;
   for (const SubgraphNode& node : tree.nodes)
@@ -265,7 +265,7 @@ std::vector<int> GroupOfOp(const Graph& graph, const RematParams& params, const 
   int held = 0;
   for (const SubgraphNode* node : blocks) {
     const NodePart& forward = node->parts.front();
-    if (held >= params.blocks_group_ops || num_groups == 0) {
+    if (held >= params.blocks.group_ops || num_groups == 0) {
       ++num_groups;
       held = 0;
     }
@@ -283,8 +283,8 @@ std::vector<int> GroupOfOp(const Graph& graph, const RematParams& params, const 
 
 MethodResult ImproveByBlocks(const Graph& graph, const Schedule& start,
                              const MethodResult& incumbent, Bytes budget, const RematParams& params,
-                             double time_limit_s) {
-  if (incumbent.peak > budget || params.blocks_rounds <= 0) return incumbent;
+                             double time_limit_s, PartitionArg partition) {
+  if (incumbent.peak > budget || params.blocks.rounds <= 0) return incumbent;
   const auto started = std::chrono::steady_clock::now();
   auto out_of_time = [&] {
     return time_limit_s > 0 &&
@@ -292,12 +292,12 @@ MethodResult ImproveByBlocks(const Graph& graph, const Schedule& start,
                time_limit_s;
   };
   int num_groups = 0;
-  const std::vector<int> group_of_op = GroupOfOp(graph, params, start, num_groups);
+  const std::vector<int> group_of_op = GroupOfOp(graph, params, start, num_groups, partition);
   if (num_groups == 0) return incumbent;
   BlockPass pass(graph, params, budget);
   Schedule schedule = incumbent.schedule;
   bool changed = false;
-  for (int round = 0; round < params.blocks_rounds && !out_of_time(); ++round) {
+  for (int round = 0; round < params.blocks.rounds && !out_of_time(); ++round) {
     bool improved = false;
     for (int g = 0; g < num_groups && !out_of_time(); ++g)
       if (pass.Improve(group_of_op, g, schedule)) improved = true;
@@ -312,7 +312,7 @@ MethodResult ImproveByBlocks(const Graph& graph, const Schedule& start,
   result.peak = e.peak;
   result.recompute_cost = e.recompute_cost;
   result.method = "blocks";
-  result.status = "feasible";
+  result.status = Status::kFeasible;
   return result;
 }
 

@@ -26,8 +26,12 @@ size_t U(int i) { return static_cast<size_t>(i); }
 
 class BudgetSplit {
  public:
-  BudgetSplit(const Graph& graph, const RematParams& params, Bytes budget)
-      : graph_(graph), params_(params), budget_(budget), greedy_(graph, params) {}
+  BudgetSplit(const Graph& graph, const RematParams& params, Bytes budget, PartitionArg partition)
+      : graph_(graph),
+        params_(params),
+        budget_(budget),
+        partition_(partition),
+        greedy_(graph, params) {}
 
   std::optional<Schedule> Run(const Schedule& start, const Schedule& incumbent,
                               double incumbent_cost, const std::function<bool()>& out_of_time) {
@@ -111,7 +115,7 @@ class BudgetSplit {
         outer_last = std::min(outer_last, last[U(order[i])]);
       }
       if (k > 1 && static_cast<double>(crossing) >
-                       params_.blocks_dp_max_crossing * static_cast<double>(k - 1))
+                       params_.blocks_dp.max_crossing * static_cast<double>(k - 1))
         return std::nullopt;
     }
     base_.region.assign(n + 1, -1);
@@ -140,7 +144,7 @@ class BudgetSplit {
     // whole), with every target raised by an offset doubling from budget / 256 while that
     // finds cheaper schedules that fit (a miss teaches its excess as before).
     PairTables();
-    quantum_ = params_.blocks_dp_quantum > 0 ? params_.blocks_dp_quantum
+    quantum_ = params_.blocks_dp.quantum > 0 ? params_.blocks_dp.quantum
                                              : std::max<Bytes>(1, budget_ / 4096);
     std::optional<Schedule> best;
     double best_cost = incumbent_cost;
@@ -159,7 +163,7 @@ class BudgetSplit {
       }
       return false;
     };
-    for (int attempt = 0; attempt < params_.blocks_dp_retries && !out_of_time(); ++attempt) {
+    for (int attempt = 0; attempt < params_.blocks_dp.retries && !out_of_time(); ++attempt) {
       std::vector<Bytes> target = lower;
       for (Bytes& t : target) t -= relax;
       // The programme's cheapest combinations, verified in turn: the first that fits (after
@@ -233,22 +237,24 @@ class BudgetSplit {
     const std::vector<char> forward = ForwardOps(graph_, start, params_);
     std::vector<char> insensitive(U(graph_.num_ops()), 0);
     bool any = false;
-    try {
-      const SubgraphTree tree = PartitionGraph(graph_, greedy_.model, start);
-      for (OpId op : tree.insensitive) {
+    std::optional<SubgraphTree> own;
+    PartitionArg partition = partition_;
+    if (partition == nullptr) {
+      own = PartitionOf(graph_, greedy_.model, start);
+      partition = &own;
+    }
+    if (partition->has_value())  // else no partition of this order: cut by count
+      for (OpId op : (*partition)->insensitive) {
         insensitive[U(op)] = 1;
         any = true;
       }
-    } catch (const std::invalid_argument&) {
-      any = false;  // no partition of this order: cut by count
-    }
     int groups = 0, held = 0;
     for (OpId op : start) {
       if (!forward[U(op)] || base_.group_of_op[U(op)] >= 0) continue;
       if (groups == 0) groups = 1;
       base_.group_of_op[U(op)] = groups - 1;
       ++held;
-      if (held >= params_.blocks_dp_group_ops && (!any || insensitive[U(op)])) {
+      if (held >= params_.blocks_dp.group_ops && (!any || insensitive[U(op)])) {
         ++groups;
         held = 0;
       }
@@ -308,7 +314,7 @@ class BudgetSplit {
       int parent;
     };
     const size_t k = options_.size(), n = base_.schedule.size();
-    const auto keep = static_cast<size_t>(std::max(1, params_.blocks_dp_candidates));
+    const auto keep = static_cast<size_t>(std::max(1, params_.blocks_dp.candidates));
     if (k == 0) return {};
     std::vector<std::vector<size_t>> steps(k);  // per region: its steps
     for (size_t x = 0; x <= n; ++x)
@@ -379,6 +385,7 @@ class BudgetSplit {
   const Graph& graph_;
   const RematParams& params_;
   Bytes budget_;
+  PartitionArg partition_;
   GreedyTools greedy_;
   GroupedBase base_;
   std::vector<std::vector<GroupOption>> options_;  // per group, by rank
@@ -390,15 +397,16 @@ class BudgetSplit {
 
 MethodResult SplitBudgetByBlocks(const Graph& graph, const Schedule& start,
                                  const MethodResult& incumbent, Bytes budget,
-                                 const RematParams& params, double time_limit_s) {
-  if (incumbent.peak > budget || params.blocks_dp_group_ops <= 0) return incumbent;
+                                 const RematParams& params, double time_limit_s,
+                                 PartitionArg partition) {
+  if (incumbent.peak > budget || params.blocks_dp.group_ops <= 0) return incumbent;
   const auto started = std::chrono::steady_clock::now();
   const std::function<bool()> out_of_time = [&] {
     return time_limit_s > 0 &&
            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >
                time_limit_s;
   };
-  BudgetSplit split(graph, params, budget);
+  BudgetSplit split(graph, params, budget, partition);
   std::optional<Schedule> schedule =
       split.Run(start, incumbent.schedule, incumbent.recompute_cost, out_of_time);
   if (!schedule) return incumbent;
@@ -410,8 +418,8 @@ MethodResult SplitBudgetByBlocks(const Graph& graph, const Schedule& start,
   result.peak = e.peak;
   result.recompute_cost = e.recompute_cost;
   result.method = "blocks-dp";
-  result.status = "feasible";
-  if (params.blocks_dp_polish) {
+  result.status = Status::kFeasible;
+  if (params.blocks_dp.polish) {
     MethodResult polished = Polish(graph, result, budget, params);
     if (polished.peak <= budget && polished.recompute_cost < result.recompute_cost)
       result = std::move(polished);

@@ -158,7 +158,7 @@ void OptionMeasurer::Record(size_t i, Tracked& t, std::vector<GroupOption>& opti
 // that the copy of an earlier activation is made for the first of its readers, copies
 // included, and serves them all.
 void OptionMeasurer::Subsets(size_t i, Step split, std::vector<GroupOption>& options) {
-  if (params_.blocks_dp_targets <= 0 || split < 0) return;
+  if (params_.blocks_dp.targets <= 0 || split < 0) return;
   const int g = base_.order[i];
   const Schedule& base = base_.schedule;
   Tracked& t = Base();
@@ -169,7 +169,7 @@ void OptionMeasurer::Subsets(size_t i, Step split, std::vector<GroupOption>& opt
         std::find(targets.begin(), targets.end(), made) != targets.end())
       continue;
     targets.push_back(made);
-    if (static_cast<int>(targets.size()) >= params_.blocks_dp_targets) break;
+    if (static_cast<int>(targets.size()) >= params_.blocks_dp.targets) break;
   }
   // Latest made first: its copies become readers of the earlier ones.
   std::vector<Step> made_at(U(graph_.num_ops()), -1);

@@ -104,7 +104,7 @@ std::vector<char> ForwardOps(const Graph& graph, const Schedule& start, const Re
 }
 
 std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& start,
-                                            const RematParams& params) {
+                                            const RematParams& params, PartitionArg partition) {
   const std::vector<char> is_forward = ForwardOps(graph, start, params);
   std::vector<OpId> fwd;
   for (OpId op : start)
@@ -123,18 +123,23 @@ std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& 
   add(start);
   const size_t m = fwd.size();
   const auto max_k = static_cast<size_t>(
-      std::ceil(params.checkpoint_max_segments_factor * std::sqrt(static_cast<double>(m))));
-  const bool by_ops = params.checkpoint_cuts != "insensitive";
-  const bool by_boundaries = params.checkpoint_cuts != "ops";
+      std::ceil(params.checkpoint.max_segments_factor * std::sqrt(static_cast<double>(m))));
+  const bool by_ops = params.checkpoint.cuts != "insensitive";
+  const bool by_boundaries = params.checkpoint.cuts != "ops";
   // Chen et al. cut at the forward's memory-insensitive ops: there only the op's own output
   // is live, so a segment's checkpoint is all it leaves behind. The partition finds them; a
   // cut after such an op keeps its output.
   std::vector<size_t> boundaries;  // cut positions in fwd: after an insensitive op
   std::vector<double> weight;      // per cut position: forward bytes made before it
   if (by_boundaries && m > 0) {
-    try {
-      const MemoryModel model = BuildMemoryModel(graph, params.alignment);
-      const SubgraphTree tree = PartitionGraph(graph, model, start);
+    std::optional<SubgraphTree> own;
+    if (partition == nullptr) {
+      own = PartitionOf(graph, BuildMemoryModel(graph, params.alignment), start);
+      partition = &own;
+    }
+    // Without a partition of this order: the op-count cuts only.
+    if (partition->has_value()) {
+      const SubgraphTree& tree = **partition;
       std::vector<char> insensitive(U(graph.num_ops()), 0);
       for (OpId op : tree.insensitive) insensitive[U(op)] = 1;
       weight.assign(m + 1, 0.0);
@@ -146,8 +151,6 @@ std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& 
         weight[i + 1] = weight[i] + bytes;
         if (insensitive[U(fwd[i])] && i + 1 < m) boundaries.push_back(i + 1);
       }
-    } catch (const std::invalid_argument&) {
-      boundaries.clear();  // no partition of this order: the op-count cuts only
     }
   }
   // Segment counts in a geometric progression (x1.25): the curve of peak against k is flat
@@ -182,22 +185,22 @@ std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& 
 MethodResult PickCheckpoint(std::span<const MethodResult> options, Bytes budget) {
   MethodResult best;
   best.method = "checkpoint";
-  best.status = "infeasible";
+  best.status = Status::kInfeasible;
   best.peak = std::numeric_limits<Bytes>::max();
   for (const MethodResult& o : options) {
     const bool fits = o.peak <= budget, best_fits = best.peak <= budget;
     if ((fits && (!best_fits || o.recompute_cost < best.recompute_cost)) ||
         (!fits && !best_fits && o.peak < best.peak)) {
       best = o;
-      best.status = fits ? "feasible" : "infeasible";
+      best.status = fits ? Status::kFeasible : Status::kInfeasible;
     }
   }
   return best;
 }
 
 MethodResult Checkpoint(const Graph& graph, const Schedule& start, Bytes budget,
-                        const RematParams& params) {
-  return PickCheckpoint(CheckpointOptions(graph, start, params), budget);
+                        const RematParams& params, PartitionArg partition) {
+  return PickCheckpoint(CheckpointOptions(graph, start, params, partition), budget);
 }
 
 }  // namespace roam::remat::detail

@@ -136,7 +136,7 @@ CutBound BoundAtCut(const Graph& graph, const MemoryModel& model, const Dependen
 OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematParams& params) {
   OverheadBound out;
   const double total = TotalCost(graph);
-  if (graph.num_ops() == 0 || total <= 0 || params.overhead_bound_cuts <= 0) return out;
+  if (graph.num_ops() == 0 || total <= 0 || params.overhead_bound.cuts <= 0) return out;
   const MemoryModel model = BuildMemoryModel(graph, params.alignment);
   const Dependencies deps = BuildDependencies(graph);
   // Every op that may force more than the budget is evaluated: those are the possible cuts.
@@ -150,7 +150,7 @@ OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematPa
     if (forced.per_op[U(o)] > budget) cuts.push_back(o);
   std::stable_sort(cuts.begin(), cuts.end(),
                    [&](OpId a, OpId b) { return forced.per_op[U(a)] > forced.per_op[U(b)]; });
-  if (cuts.size() > U(params.overhead_bound_cuts)) cuts.resize(U(params.overhead_bound_cuts));
+  if (cuts.size() > U(params.overhead_bound.cuts)) cuts.resize(U(params.overhead_bound.cuts));
   const std::vector<char> recomputable = detail::MakeOpFlags(graph, params).recomputable;
   // In percent of the total: GLPK's tolerances then sit well below what is reported.
   std::vector<double> percent = detail::OpCosts(graph);
@@ -162,7 +162,7 @@ OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematPa
   auto time_left = [&] {
     const double spent =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    return std::max(0.0, params.overhead_bound_time_limit_s - spent);
+    return std::max(0.0, params.overhead_bound.time_limit_s - spent);
   };
   auto take = [&](const CutBound& b, OpId cut) {
     // GLPK's bound carries its tolerances; shaved so that a tight bound stays below the cost.

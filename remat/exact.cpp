@@ -247,7 +247,7 @@ std::optional<std::vector<double>> Encode(const Values& v, const Columns& c, con
 // for a few theta; the cheapest schedule within budget by roam's own memory model.
 std::optional<MethodResult> RoundRelaxation(const Graph& graph, const Values& v, Bytes budget,
                                             const RematParams& params, double time_limit_s) {
-  Built lp = BuildProblem(v, static_cast<double>(budget), params.ilp_max_computations, true);
+  Built lp = BuildProblem(v, static_cast<double>(budget), params.ilp.max_computations, true);
   ilp::SolveParams sp;
   sp.time_limit_s = time_limit_s;
   ilp::SolveResult s = lp.problem.Solve(sp);
@@ -261,7 +261,7 @@ std::optional<MethodResult> RoundRelaxation(const Graph& graph, const Values& v,
       for (auto [t, col] : lp.cols.R[U(k)])
         if (s.values[U(col)] >= theta) picks.emplace_back(s.values[U(col)], t);
       std::sort(picks.rbegin(), picks.rend());
-      picks.resize(std::min(picks.size(), U(std::max(0, params.ilp_max_computations - 1))));
+      picks.resize(std::min(picks.size(), U(std::max(0, params.ilp.max_computations - 1))));
       for (auto [value, t] : picks) chosen[U(t)][U(k)] = 1;
     }
     Schedule schedule;
@@ -275,7 +275,7 @@ std::optional<MethodResult> RoundRelaxation(const Graph& graph, const Values& v,
     if (e.peak > budget || (best && best->recompute_cost <= e.recompute_cost)) continue;
     MethodResult r;
     r.method = "ilp";
-    r.status = "feasible";
+    r.status = Status::kFeasible;
     r.schedule = std::move(schedule);
     r.peak = e.peak;
     r.recompute_cost = e.recompute_cost;
@@ -295,7 +295,7 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
     if (auto rounded = RoundRelaxation(graph, v, budget, params, time_limit_s / 4);
         rounded && (result.peak > budget || rounded->recompute_cost < result.recompute_cost))
       result = std::move(*rounded);
-  Built b = BuildProblem(v, static_cast<double>(budget), params.ilp_max_computations);
+  Built b = BuildProblem(v, static_cast<double>(budget), params.ilp.max_computations);
   std::optional<std::vector<double>> incumbent;
   if (result.peak <= budget && !result.schedule.empty()) {
     incumbent = Encode(v, b.cols, b.problem, graph, result.schedule);
@@ -308,14 +308,14 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
-  const int window = std::max(2, params.ilp_window_stages);
+  const int window = std::max(2, params.ilp.window_stages);
   for (bool gained = incumbent.has_value(); gained && elapsed() < time_limit_s / 2;) {
     gained = false;
     for (int from = 0; from < v.n && elapsed() < time_limit_s / 2; from += window / 2) {
-      Built sub = BuildProblem(v, static_cast<double>(budget), params.ilp_max_computations, false,
+      Built sub = BuildProblem(v, static_cast<double>(budget), params.ilp.max_computations, false,
                                &*incumbent, from, from + window - 1);
       ilp::SolveParams lp;
-      lp.time_limit_s = std::min(time_limit_s / 2 - elapsed(), params.ilp_window_time_limit_s);
+      lp.time_limit_s = std::min(time_limit_s / 2 - elapsed(), params.ilp.window_time_limit_s);
       ilp::SolveResult w = sub.problem.Solve(lp, std::span<const double>(*incumbent));
       if (!w.has_solution || w.from_incumbent || w.call != ilp::CallOutcome::kOk) continue;
       Schedule schedule = Decode(v, b.cols, w.values);
@@ -325,7 +325,7 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
       if (!b.problem.CheckFeasible(w.values).empty()) continue;
       incumbent = std::move(w.values);
       result.method = "ilp";
-      result.status = "feasible";
+      result.status = Status::kFeasible;
       result.schedule = std::move(schedule);
       result.peak = e.peak;
       result.recompute_cost = e.recompute_cost;
@@ -344,20 +344,20 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   const double bound = std::isfinite(s.best_bound) ? std::max(0.0, s.best_bound) : 0.0;
   switch (s.status) {
     case ilp::ModelStatus::kOptimal:
-      result.status = "optimal";
+      result.status = Status::kOptimal;
       break;
     case ilp::ModelStatus::kFeasibleTimeLimit:
-      result.status = "time-limit";
+      result.status = Status::kTimeLimit;
       break;
     // A conservative model's infeasibility proves nothing about roam's.
     case ilp::ModelStatus::kInfeasible:
-      result.status = v.exact ? "infeasible-proven" : "infeasible";
+      result.status = v.exact ? Status::kInfeasibleProven : Status::kInfeasible;
       break;
     case ilp::ModelStatus::kNoSolutionTimeLimit:
-      result.status = "time-limit";
+      result.status = Status::kTimeLimit;
       break;
     case ilp::ModelStatus::kError:
-      result.status = "error";
+      result.status = Status::kError;
       break;
   }
   // The bound is over the MILP's schedules; it bounds the problem only where the MILP models
@@ -380,7 +380,8 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
       }
     }
   }
-  if (result.peak > budget && s.status == ilp::ModelStatus::kOptimal) result.status = "error";
+  if (result.peak > budget && s.status == ilp::ModelStatus::kOptimal)
+    result.status = Status::kError;
   if (s.status == ilp::ModelStatus::kInfeasible && result.peak <= budget)
     result.status = start_result.status;
   // A schedule outside the MILP's space (the greedy's) beat its bound: no bound is known.

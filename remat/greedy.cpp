@@ -1,6 +1,6 @@
-// The greedy baseline and the evaluation every method shares. The greedy's choices are made by
-// one piece of code over two evaluations of the schedule: the incremental GreedyState (what
-// runs) and a full Rewrite + memory model per step (the reference the tests compare it with).
+// The greedy baseline. Its choices are made by one piece of code over two evaluations of the
+// schedule: the incremental GreedyState (what runs) and a full Rewrite + memory model per step
+// (evaluate.cpp's Evaluate, the reference the tests compare it with).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -63,8 +63,8 @@ template <class View>
 std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs, const OpFlags& flags,
                                   const RematParams& params, Step sp) {
   const std::vector<char>& recomputable = flags.recomputable;
-  const bool lifetime_weighted = params.greedy_score == "lifetime";
-  const bool log_weighted = params.greedy_score == "log";
+  const bool lifetime_weighted = params.greedy.score == "lifetime";
+  const bool log_weighted = params.greedy.score == "log";
   std::vector<int> touched_now;
   for (int x : v.InputsAt(sp)) touched_now.push_back(v.StorageOf(x));
   for (int x : v.OutputsAt(sp)) touched_now.push_back(v.StorageOf(x));
@@ -108,7 +108,7 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs, con
       std::sort(inputs.begin(), inputs.end());
       for (auto [ps, q] : inputs) {
         if (std::find(steps.begin(), steps.end(), ps) != steps.end()) continue;
-        if (static_cast<int>(steps.size()) < params.greedy_max_chain &&
+        if (static_cast<int>(steps.size()) < params.greedy.max_chain &&
             recomputable[U(v.OriginAt(ps))])
           steps.push_back(ps);
         else
@@ -121,7 +121,7 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs, con
     // the backward updates a weight the copies read); then right before the first such write
     // after the peak, which still frees the bytes at the peak.
     Step at = next;
-    if (params.greedy_copy_before_writes)
+    if (params.greedy.copy_before_writes)
       for (Step p : steps)
         for (int in : v.InputsAt(p)) {
           if (std::binary_search(steps.begin(), steps.end(), v.ProducerStep(in))) continue;
@@ -144,7 +144,7 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs, con
     // is freed at the peak too, at no extra cost (a dropout's mask with its output, a layer
     // norm's statistics with its result).
     Bytes also = 0;
-    if (params.greedy_count_siblings) {
+    if (params.greedy.count_siblings) {
       std::vector<int> others;
       for (Step p : steps)
         for (int out : v.OutputsAt(p)) {
@@ -258,8 +258,8 @@ void Prune(const Graph& graph, const std::vector<double>& costs, Bytes budget,
   }
   std::stable_sort(repeats.begin(), repeats.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  if (static_cast<int>(repeats.size()) > params.greedy_prune_attempts)
-    repeats.resize(static_cast<size_t>(params.greedy_prune_attempts));
+  if (static_cast<int>(repeats.size()) > params.greedy.prune_attempts)
+    repeats.resize(static_cast<size_t>(params.greedy.prune_attempts));
   std::vector<size_t> removed;  // positions already dropped, to shift the later ones
   for (const auto& [cost, position] : repeats) {
     if (cost <= 0) break;
@@ -307,13 +307,13 @@ template <class Engine>
 void Swap(const Graph& graph, const std::vector<double>& costs, const OpFlags& flags, Bytes budget,
           const RematParams& params, Engine& work, MethodResult& result) {
   int attempts = 0;
-  for (bool improved = true; improved && attempts < params.greedy_swap_attempts;) {
+  for (bool improved = true; improved && attempts < params.greedy.swap_attempts;) {
     improved = false;
     std::vector<Run> runs = CopyRuns(graph, costs, result.schedule);
     std::stable_sort(runs.begin(), runs.end(),
                      [](const Run& a, const Run& b) { return a.cost > b.cost; });
     for (const Run& run : runs) {
-      if (run.cost <= 0 || attempts >= params.greedy_swap_attempts) break;
+      if (run.cost <= 0 || attempts >= params.greedy.swap_attempts) break;
       ++attempts;
       Schedule trial = result.schedule;
       trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(run.begin),
@@ -321,7 +321,7 @@ void Swap(const Graph& graph, const std::vector<double>& costs, const OpFlags& f
       if (!work.TryLoad(std::move(trial))) continue;
       double spent = 0;
       bool fits = false;
-      for (int step = 0; step < params.greedy_swap_repair_steps; ++step) {
+      for (int step = 0; step < params.greedy.swap_repair_steps; ++step) {
         auto& view = work.View();
         if (view.Peak() <= budget) {
           fits = true;
@@ -359,7 +359,7 @@ std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
   std::vector<MethodResult> results(budgets.size());
   MethodResult best;  // the lowest peak seen
   best.method = "greedy";
-  best.status = "infeasible";
+  best.status = Status::kInfeasible;
   best.peak = std::numeric_limits<Bytes>::max();
   size_t reached = 0;
   int stalled = 0;
@@ -376,14 +376,14 @@ std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
     for (; reached < budgets.size() && peak <= budgets[reached]; ++reached) {
       MethodResult& r = results[reached];
       r = best;
-      r.status = "feasible";
+      r.status = Status::kFeasible;
       Prune(graph, costs, budgets[reached], params, engine, r);
       const double pruned = r.recompute_cost;
       Swap(graph, costs, flags, budgets[reached], params, work, r);
       if (r.recompute_cost < pruned) Prune(graph, costs, budgets[reached], params, engine, r);
     }
     if (reached == budgets.size()) break;
-    if (iteration >= params.greedy_max_steps || stalled > params.greedy_stall_steps) break;
+    if (iteration >= params.greedy.max_steps || stalled > params.greedy.stall_steps) break;
     bool applied = false;
     for (const Candidate& c : Candidates(view, costs, flags, params, view.PeakStep()))
       if (engine.Apply(c.at, c.ops)) {
@@ -414,31 +414,6 @@ std::vector<Candidate> CandidatesAt(GreedyState& state, Step sp, const std::vect
   return Candidates(state, costs, flags, params, sp);
 }
 
-double RecomputeCost(const Graph& graph, std::span<const OpId> schedule) {
-  std::vector<char> seen(U(graph.num_ops()), 0);
-  double cost = 0;
-  for (OpId op : schedule) {
-    if (seen[U(op)]) cost += OpCost(graph, op);
-    seen[U(op)] = 1;
-  }
-  return cost;
-}
-
-Evaluated Evaluate(const Graph& graph, std::span<const OpId> schedule, const RematParams& params) {
-  Evaluated e;
-  e.rewritten = Rewrite(graph, schedule, params.rule);
-  e.model = BuildMemoryModel(e.rewritten.graph, params.alignment);
-  e.lifetimes = ComputeLifetimes(e.rewritten.graph, e.model, e.rewritten.order);
-  e.profile = MemoryProfile(e.model, e.lifetimes, static_cast<int>(e.rewritten.order.size()));
-  for (size_t s = 0; s < e.profile.size(); ++s)
-    if (e.profile[s] > e.peak) {
-      e.peak = e.profile[s];
-      e.peak_step = static_cast<Step>(s);
-    }
-  e.recompute_cost = RecomputeCost(graph, schedule);
-  return e;
-}
-
 std::vector<MethodResult> GreedyDescent(const Graph& graph, Schedule start,
                                         std::span<const Bytes> budgets, const RematParams& params,
                                         GreedyEvaluation evaluation) {
@@ -454,12 +429,6 @@ std::vector<MethodResult> GreedyDescent(const Graph& graph, Schedule start,
   IncrementalEngine work{GreedyState(graph, model, costs, params.rule),
                          GreedyState(graph, model, costs, params.rule)};
   return Descend(graph, std::move(start), budgets, params, costs, engine, work);
-}
-
-std::vector<double> OpCosts(const Graph& graph) {
-  std::vector<double> costs(U(graph.num_ops()));
-  for (OpId op = 0; op < graph.num_ops(); ++op) costs[U(op)] = OpCost(graph, op);
-  return costs;
 }
 
 GreedyTools::GreedyTools(const Graph& graph, const RematParams& params)

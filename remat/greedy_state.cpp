@@ -413,7 +413,7 @@ void RepairAtPeak(GreedyState& state, Bytes budget, double allowance,
                   const std::vector<double>& costs, const OpFlags& flags,
                   const RematParams& params) {
   double spent = 0;
-  for (int step = 0; step < params.greedy_swap_repair_steps && state.Peak() > budget; ++step) {
+  for (int step = 0; step < params.greedy.swap_repair_steps && state.Peak() > budget; ++step) {
     bool applied = false;
     for (const Candidate& c : CandidatesAt(state, state.PeakStep(), costs, flags, params)) {
       if (spent + c.cost >= allowance || !state.CanInsert(c.at, c.ops)) continue;

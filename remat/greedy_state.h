@@ -137,13 +137,13 @@ struct OpFlags {
 OpFlags MakeOpFlags(const Graph& graph, const RematParams& params);
 
 // The greedy's evictions of the storages live across step sp (not used by its op), best first
-// by params.greedy_score per unit of cost; the greedy itself splits at the peak step.
+// by params.greedy.score per unit of cost; the greedy itself splits at the peak step.
 std::vector<Candidate> CandidatesAt(GreedyState& state, Step sp, const std::vector<double>& costs,
                                     const OpFlags& flags, const RematParams& params);
 
 // The greedy's evictions at the peak, one at a time, each taken only while the summed cost
 // stays below allowance, until the peak is within budget or no eviction applies (at most
-// params.greedy_swap_repair_steps): how the block passes close a small excess that their
+// params.greedy.swap_repair_steps): how the block passes close a small excess that their
 // additive estimates missed.
 void RepairAtPeak(GreedyState& state, Bytes budget, double allowance,
                   const std::vector<double>& costs, const OpFlags& flags,

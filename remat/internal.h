@@ -1,13 +1,22 @@
 // Shared between the remat methods and the driver; not part of the stage's interface.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "core/memory_model.h"
+#include "partition/partition.h"
 #include "remat/remat.h"
 
 namespace roam::remat::detail {
+
+// The partition of a method's start order where the caller computed it once (Context), or
+// nullptr for the method to compute it; a nullopt in it: the order has no partition.
+using PartitionArg = const std::optional<SubgraphTree>*;
+// The partition of start (PartitionGraph), or nullopt where that order has none.
+std::optional<SubgraphTree> PartitionOf(const Graph& graph, const MemoryModel& model,
+                                        const Schedule& start);
 
 // The order every method starts from: params.base_order on graph, one computation per op.
 Schedule BaseSchedule(const Graph& graph, const RematParams& params);
@@ -32,7 +41,7 @@ struct MethodResult {
   Schedule schedule;
   Bytes peak = 0;
   double recompute_cost = 0;
-  std::string status;      // "feasible", "optimal", "time-limit", "infeasible"
+  Status status = Status::kInfeasible;
   double lower_bound = 0;  // on the recompute cost, when proven (else 0)
   std::string solver;      // the exact method's solver call: "ok" or "error: ..."; else empty
 };
@@ -68,11 +77,12 @@ std::vector<MethodResult> GreedyDescent(
 // one. Tries k = 1 .. factor * sqrt(forward ops) and keeps the cheapest schedule within
 // budget (else the lowest peak).
 MethodResult Checkpoint(const Graph& graph, const Schedule& start, Bytes budget,
-                        const RematParams& params);
+                        const RematParams& params, PartitionArg partition = nullptr);
 // Checkpoint in two halves, so that a sweep evaluates the segmentations once: every schedule
 // tried (the start first), then the one Checkpoint keeps for a budget.
 std::vector<MethodResult> CheckpointOptions(const Graph& graph, const Schedule& start,
-                                            const RematParams& params);
+                                            const RematParams& params,
+                                            PartitionArg partition = nullptr);
 MethodResult PickCheckpoint(std::span<const MethodResult> options, Bytes budget);
 
 // The base order start simulated under budget (lookahead.cpp): before a computation that
@@ -100,7 +110,7 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
 // incumbent (not over budget, never dearer) when nothing improved; method "blocks" otherwise.
 MethodResult ImproveByBlocks(const Graph& graph, const Schedule& start,
                              const MethodResult& incumbent, Bytes budget, const RematParams& params,
-                             double time_limit_s);
+                             double time_limit_s, PartitionArg partition = nullptr);
 
 // Per op: whether it belongs to the forward (phase forward; a graph with no phases: the ops of
 // start up to its peak).
@@ -108,9 +118,9 @@ std::vector<char> ForwardOps(const Graph& graph, const Schedule& start, const Re
 
 // Per op: its group of consecutive independent subgraphs of the partition of start (-1: none,
 // e.g. weight updates). Groups gather blocks in the order of their forward parts until they
-// hold at least params.blocks_group_ops forward ops; num_groups says how many (0: no partition).
+// hold at least params.blocks.group_ops forward ops; num_groups says how many (0: no partition).
 std::vector<int> GroupOfOp(const Graph& graph, const RematParams& params, const Schedule& start,
-                           int& num_groups);
+                           int& num_groups, PartitionArg partition = nullptr);
 
 // The budget split over the chain of blocks (blocks_dp.cpp) on a schedule within budget: the
 // copies of every group of blocks (GroupOfOp with blocks_dp_group_ops) are dropped; each
@@ -125,7 +135,8 @@ std::vector<int> GroupOfOp(const Graph& graph, const RematParams& params, const 
 // cheaper schedule within budget was found (method "blocks-dp").
 MethodResult SplitBudgetByBlocks(const Graph& graph, const Schedule& start,
                                  const MethodResult& incumbent, Bytes budget,
-                                 const RematParams& params, double time_limit_s);
+                                 const RematParams& params, double time_limit_s,
+                                 PartitionArg partition = nullptr);
 
 // The schedule seeded by the compute bound's witness (witness.cpp): the base order start with
 // one copy of each op of bound.redone right before the first step after bound.cut that reads

@@ -311,11 +311,11 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
   };
   const Values v = BuildValues(graph, start, params);
   const std::vector<char> droppable = Droppable(v);
-  const int max_computations = std::max(1, params.lookahead_max_computations_factor) * v.n;
+  const int max_computations = std::max(1, params.lookahead.max_computations_factor) * v.n;
 
   MethodResult best;
   best.method = "lookahead";
-  best.status = "infeasible";
+  best.status = Status::kInfeasible;
   best.schedule = start;
   {
     const Evaluated e = Evaluate(graph, start, params);
@@ -323,7 +323,7 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
     best.recompute_cost = 0;
   }
   if (best.peak <= budget) {
-    best.status = "feasible";
+    best.status = Status::kFeasible;
     return best;
   }
   std::vector<int> best_computations(U(v.n), 1);
@@ -335,7 +335,7 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
   auto attempt = [&](Variant variant) -> std::optional<Candidate> {
     std::optional<Candidate> lowest;
     std::vector<std::pair<int, int>> holds;
-    for (int retry = 0, hints = 0; retry <= params.lookahead_target_retries;) {
+    for (int retry = 0, hints = 0; retry <= params.lookahead.target_retries;) {
       Simulation sim(v, droppable, protect, variant, max_computations, holds);
       if (!sim.Run()) return lowest;
       // A hint already held reruns the same simulation: its stuck point did not move.
@@ -344,7 +344,7 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
       };
       if (sim.peak > variant.target && !sim.hint.empty() &&
           !std::all_of(sim.hint.begin(), sim.hint.end(), held) &&
-          hints++ < params.lookahead_hints) {
+          hints++ < params.lookahead.hints) {
         holds.insert(holds.end(), sim.hint.begin(), sim.hint.end());
         continue;
       }
@@ -356,7 +356,7 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
       c.result.schedule = std::move(sim.schedule);
       c.result.peak = e.peak;
       c.result.recompute_cost = e.recompute_cost;
-      c.result.status = e.peak <= budget ? "feasible" : "infeasible";
+      c.result.status = e.peak <= budget ? Status::kFeasible : Status::kInfeasible;
       c.computations = std::move(sim.computations);
       if (!lowest || c.result.peak < lowest->result.peak) lowest = c;
       if (e.peak <= budget) return c;
@@ -386,8 +386,8 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
   Variant best_variant;
   const auto b = static_cast<double>(budget);
   for (bool firm : {false, true})
-    for (double slack : params.lookahead_target_slacks)
-      for (double exponent : params.lookahead_exponents) {
+    for (double slack : params.lookahead.target_slacks)
+      for (double exponent : params.lookahead.exponents) {
         if (elapsed() > time_limit_s && best.peak <= budget) break;
         const Variant variant{exponent, b * (1 + slack), firm};
         if (consider(attempt(variant))) best_variant = variant;
@@ -397,7 +397,7 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
   // Refinement: forbid dropping the op whose recomputations cost most, then the next, keeping
   // each protection that leaves a cheaper schedule within budget.
   std::vector<int> tried(U(v.n), 0);
-  for (int a = 0; a < params.lookahead_refine_attempts && elapsed() < time_limit_s; ++a) {
+  for (int a = 0; a < params.lookahead.refine_attempts && elapsed() < time_limit_s; ++a) {
     int pick = -1;
     double pick_cost = 0;
     for (int p = 0; p < v.n; ++p) {

@@ -1,30 +1,59 @@
-// The remat driver: no-remat reference, the methods, the layout of the chosen schedule, the
-// validated plan, and the trade-off sweep.
+// The remat driver (docs/remat.md, "Methods"): the context built once per plan, the methods in
+// two shapes (build a schedule, improve one) run as a preset lists them, the fit loop that lays
+// out their schedules and retries at lower targets, and the trade-off sweep.
 #include "remat/remat.h"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "baseline/layouts.h"
 #include "baseline/orders.h"
 #include "core/error.h"
 #include "layout/layout.h"
+#include "remat/context.h"
 #include "remat/internal.h"
 
 namespace roam::remat {
+namespace detail {
 
-Schedule detail::BaseSchedule(const Graph& graph, const RematParams& params) {
-  MemoryModel model = BuildMemoryModel(graph, params.alignment);
-  return ScheduleOrder(params.base_order, graph, model);
+std::optional<SubgraphTree> PartitionOf(const Graph& graph, const MemoryModel& model,
+                                        const Schedule& start) {
+  try {
+    return PartitionGraph(graph, model, start);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // no partition of this order
+  }
 }
+
+Context::Context(const Graph& g, const RematParams& params)
+    : Context(g, params, BaseSchedule(g, params)) {}
+
+Context::Context(const Graph& g, const RematParams& params, Schedule s)
+    : graph(g),
+      model(BuildMemoryModel(g, params.alignment)),
+      costs(OpCosts(g)),
+      start(std::move(s)),
+      no_remat_peak(TheoreticalPeak(g, model, start)),
+      peak_lower_bound(PeakLowerBound(g, params)),
+      original_cost(TotalCost(g)) {}
+
+const std::optional<SubgraphTree>& Context::Partition() const {
+  if (!partitioned_) {
+    partition_ = PartitionOf(graph, model, start);
+    partitioned_ = true;
+  }
+  return partition_;
+}
+
+}  // namespace detail
 
 namespace {
 
-using detail::BaseSchedule;
+using detail::Context;
 using detail::MethodResult;
 
 double Since(std::chrono::steady_clock::time_point start) {
@@ -44,82 +73,117 @@ bool Better(const MethodResult& a, const MethodResult& b, Bytes budget) {
 struct Shared {
   const MethodResult* greedy = nullptr;
   const std::vector<MethodResult>* checkpoint = nullptr;
-  // The compute bound at bound_budget, computed once for the witness phase and the report.
+  // The compute bound at bound_budget, computed once for the witness and the report.
   const OverheadBound* bound = nullptr;
   Bytes bound_budget = -1;
 };
 
-// greedy_state: where the greedy starts (empty: from start) and, on return, the schedule it
-// ended with, so that a lower budget continues from it (the layout retries).
-// time_left: seconds the exact method may still take in this call of PlanRemat.
-MethodResult RunMethod(const Graph& graph, const Schedule& start, Bytes budget,
-                       const RematParams& params, Schedule& greedy_state, double time_left,
-                       const Shared& shared = {}) {
-  const std::string& m = params.method;
-  auto greedy = [&] {
-    MethodResult r =
-        shared.greedy != nullptr
-            ? *shared.greedy
-            : detail::Greedy(graph, greedy_state.empty() ? start : greedy_state, budget, params);
-    greedy_state = r.schedule;
-    return r;
-  };
-  auto checkpoint = [&] {
-    return shared.checkpoint != nullptr ? detail::PickCheckpoint(*shared.checkpoint, budget)
-                                        : detail::Checkpoint(graph, start, budget, params);
-  };
-  // The exact method on graphs up to ilp_max_ops, warm-started from warm; above, warm.
-  auto exact = [&](MethodResult warm) {
-    // Below the peak lower bound nothing fits: the MILP would spend its time for nothing.
-    if (graph.num_ops() > params.ilp_max_ops || budget < PeakLowerBound(graph, params)) return warm;
-    return detail::Exact(graph, start, budget, params, warm, std::max(0.0, time_left));
-  };
-  auto lookahead = [&] {
-    return detail::Lookahead(graph, start, budget, params, std::max(0.0, time_left));
-  };
-  if (m == "greedy") return greedy();
-  if (m == "checkpoint") return checkpoint();
-  if (m == "lookahead") return lookahead();
-  auto blocks = [&](const MethodResult& incumbent) {
-    return detail::ImproveByBlocks(graph, start, incumbent, budget, params,
-                                   std::max(0.0, time_left));
-  };
-  if (m == "ilp") return exact(greedy());
-  if (m == "blocks") return blocks(greedy());
-  auto split = [&](const MethodResult& incumbent) {
-    return detail::SplitBudgetByBlocks(graph, start, incumbent, budget, params,
-                                       std::max(0.0, time_left));
-  };
-  if (m == "blocks-dp") return split(greedy());
-  auto witness = [&](const MethodResult& incumbent) {
-    if (shared.bound != nullptr && shared.bound_budget == budget)
-      return detail::FollowWitness(graph, start, incumbent, budget, params, *shared.bound);
-    RematParams p = params;
-    p.overhead_bound_cuts = std::max(1, p.overhead_bound_cuts);
-    return detail::FollowWitness(graph, start, incumbent, budget, params,
-                                 OverheadLowerBound(graph, budget, p));
-  };
-  if (m == "witness") return witness(greedy());
-  // "best"
-  MethodResult best = greedy();
-  for (MethodResult other : {checkpoint(), lookahead()})
-    if (Better(other, best, budget)) best = std::move(other);
-  if (best.peak <= budget && params.blocks_rounds > 0) best = blocks(best);
-  if (best.peak <= budget && params.blocks_dp_in_best) best = split(best);
-  if (params.witness_in_best && params.overhead_bound_cuts > 0) best = witness(best);
-  return exact(std::move(best));
+// One call of the methods at a target: what they read besides the context.
+struct Call {
+  const Context& ctx;
+  const RematParams& params;
+  // Where the greedy starts (empty: from the base schedule) and, on return, the schedule it
+  // ended with, so that a lower target continues from it (the fit loop's retries).
+  Schedule& greedy_state;
+  double time_left;  // seconds the exact method and the lookahead may still take
+  const Shared& shared;
+  bool named;  // the method was named alone (not a preset's step)
+};
+
+// The two shapes of a method.
+using Builder = MethodResult (*)(Call&, Bytes target);
+using Improver = MethodResult (*)(Call&, const MethodResult& incumbent, Bytes target);
+
+MethodResult BuildGreedy(Call& c, Bytes target) {
+  MethodResult r =
+      c.shared.greedy != nullptr
+          ? *c.shared.greedy
+          : detail::Greedy(c.ctx.graph, c.greedy_state.empty() ? c.ctx.start : c.greedy_state,
+                           target, c.params);
+  c.greedy_state = r.schedule;
+  return r;
 }
 
-}  // namespace
-
-std::span<const std::string_view> MethodNames() { return kMethodNames; }
-
-Bytes NoRematPeak(const Graph& graph, const RematParams& params) {
-  MemoryModel model = BuildMemoryModel(graph, params.alignment);
-  return TheoreticalPeak(graph, model, ScheduleOrder(params.base_order, graph, model));
+MethodResult BuildCheckpoint(Call& c, Bytes target) {
+  return c.shared.checkpoint != nullptr
+             ? detail::PickCheckpoint(*c.shared.checkpoint, target)
+             : detail::Checkpoint(c.ctx.graph, c.ctx.start, target, c.params, &c.ctx.Partition());
 }
 
-namespace {
+MethodResult BuildLookahead(Call& c, Bytes target) {
+  return detail::Lookahead(c.ctx.graph, c.ctx.start, target, c.params, std::max(0.0, c.time_left));
+}
+
+MethodResult ImproveByBlocks(Call& c, const MethodResult& incumbent, Bytes target) {
+  return detail::ImproveByBlocks(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
+                                 std::max(0.0, c.time_left), &c.ctx.Partition());
+}
+
+MethodResult SplitBudget(Call& c, const MethodResult& incumbent, Bytes target) {
+  return detail::SplitBudgetByBlocks(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
+                                     std::max(0.0, c.time_left), &c.ctx.Partition());
+}
+
+// In a preset it needs the compute bound (overhead_bound.cuts > 0); named alone, it computes
+// one at one cut at least.
+MethodResult FollowWitness(Call& c, const MethodResult& incumbent, Bytes target) {
+  if (c.shared.bound != nullptr && c.shared.bound_budget == target)
+    return detail::FollowWitness(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
+                                 *c.shared.bound);
+  if (!c.named && c.params.overhead_bound.cuts <= 0) return incumbent;
+  RematParams p = c.params;
+  p.overhead_bound.cuts = std::max(1, p.overhead_bound.cuts);
+  return detail::FollowWitness(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
+                               OverheadLowerBound(c.ctx.graph, target, p));
+}
+
+// The exact method on graphs up to ilp.max_ops, warm-started from the incumbent.
+MethodResult SolveExactly(Call& c, const MethodResult& incumbent, Bytes target) {
+  // Below the peak lower bound nothing fits: the MILP would spend its time for nothing.
+  if (c.ctx.graph.num_ops() > c.params.ilp.max_ops || target < c.ctx.peak_lower_bound)
+    return incumbent;
+  return detail::Exact(c.ctx.graph, c.ctx.start, target, c.params, incumbent,
+                       std::max(0.0, c.time_left));
+}
+
+struct Named {
+  std::string_view name;
+  Builder build = nullptr;
+  Improver improve = nullptr;
+};
+constexpr Named kMethods[] = {
+    {"greedy", BuildGreedy, nullptr},       {"checkpoint", BuildCheckpoint, nullptr},
+    {"lookahead", BuildLookahead, nullptr}, {"blocks", nullptr, ImproveByBlocks},
+    {"blocks-dp", nullptr, SplitBudget},    {"witness", nullptr, FollowWitness},
+    {"ilp", nullptr, SolveExactly},
+};
+
+const Named& Find(std::string_view name) {
+  for (const Named& m : kMethods)
+    if (m.name == name) return m;
+  throw InputError("unknown remat method \"" + std::string(name) + "\"");
+}
+
+// What params.method runs: `best`'s preset, a builder alone, or an improver on the greedy's
+// schedule.
+Preset PresetOf(const RematParams& params) {
+  if (params.method == "best") return params.best;
+  if (Find(params.method).build != nullptr) return {{params.method}, {}};
+  return {{"greedy"}, {params.method}};
+}
+
+// The builders of the preset (the cheapest within target kept, else the lowest peak), then
+// each improver in turn.
+MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
+  std::optional<MethodResult> best;
+  for (const std::string& name : preset.build) {
+    MethodResult r = Find(name).build(c, target);
+    if (!best || Better(r, *best, target)) best = std::move(r);
+  }
+  if (!best) throw InputError("a remat preset needs at least one builder");
+  for (const std::string& name : preset.improve) *best = Find(name).improve(c, *best, target);
+  return std::move(*best);
+}
 
 // Offsets of a schedule's buffers and the arena's height: best-fit, then llfb, then the
 // layout search where both miss the theoretical peak, and where the arena is still over the
@@ -137,8 +201,8 @@ std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals,
   }
   auto search = [&](bool wide) {
     layout::LayoutParams lp;
-    lp.time_limit_s = params.layout_search_time_limit_s;
-    lp.max_nodes = params.layout_search_max_nodes;
+    lp.time_limit_s = params.fit.search_time_limit_s;
+    lp.max_nodes = params.fit.search_max_nodes;
     if (wide) {
       // The default limits keep these techniques to groups of 1,000 buffers for whole training
       // graphs' sake (docs/layout.md); a rewritten graph of 1,000 ops and its copies is one
@@ -155,34 +219,34 @@ std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals,
   };
   // The greedy layouts missed the theoretical peak: the search engine closes the gap that
   // would otherwise cost a retry (a lower target, more recomputation).
-  if (actual > peak && params.layout_search_time_limit_s > 0) search(false);
-  if (actual > budget && actual > peak && params.layout_search_time_limit_s > 0 &&
-      params.layout_search_wide)
+  if (actual > peak && params.fit.search_time_limit_s > 0) search(false);
+  if (actual > budget && actual > peak && params.fit.search_time_limit_s > 0 &&
+      params.fit.search_wide)
     search(true);
   return {std::move(offsets), actual};
 }
 
 // Where the chosen schedule's arena misses the budget (fragmentation, or a theoretical peak
-// above it): the greedy from base_order and from each of fallback_base_orders, with chains of
-// greedy_max_chain and of greedy_long_chain ops. Their schedules within target by the
+// above it): the greedy from base_order and from each of fit.fallback_base_orders, with chains
+// of greedy.max_chain and of fit.long_chain ops. Their schedules within target by the
 // theoretical peak, cheapest first, distinct, for the caller to lay out.
 // Not bound by time_limit_s (the exact method may have spent it): each fallback is one greedy
-// descent and at most two layout searches of layout_search_time_limit_s.
-std::vector<MethodResult> Fallbacks(const Graph& graph, Bytes target, const RematParams& params) {
+// descent and at most two layout searches of fit.search_time_limit_s.
+std::vector<MethodResult> Fallbacks(const Context& ctx, Bytes target, const RematParams& params) {
   std::vector<std::string> orders = {params.base_order};
-  for (const std::string& o : params.fallback_base_orders)
+  for (const std::string& o : params.fit.fallback_base_orders)
     if (std::find(orders.begin(), orders.end(), o) == orders.end()) orders.push_back(o);
-  std::vector<int> chains = {params.greedy_max_chain};
-  if (params.greedy_long_chain > params.greedy_max_chain)
-    chains.push_back(params.greedy_long_chain);
+  std::vector<int> chains = {params.greedy.max_chain};
+  if (params.fit.long_chain > params.greedy.max_chain) chains.push_back(params.fit.long_chain);
   std::vector<MethodResult> found;
   for (const std::string& order : orders) {
     RematParams p = params;
     p.base_order = order;
-    const Schedule start = BaseSchedule(graph, p);
+    const Schedule start =
+        order == params.base_order ? ctx.start : ScheduleOrder(order, ctx.graph, ctx.model);
     for (int chain : chains) {
-      p.greedy_max_chain = chain;
-      MethodResult r = detail::Greedy(graph, start, target, p);
+      p.greedy.max_chain = chain;
+      MethodResult r = detail::Greedy(ctx.graph, start, target, p);
       if (r.peak > target) continue;
       if (std::any_of(found.begin(), found.end(),
                       [&](const MethodResult& f) { return f.schedule == r.schedule; }))
@@ -197,163 +261,192 @@ std::vector<MethodResult> Fallbacks(const Graph& graph, Bytes target, const Rema
   return found;
 }
 
-RematResult PlanOnce(const Graph& graph, Bytes budget, const RematParams& params,
-                     Schedule& greedy_state, Shared shared = {}) {
-  const auto started = std::chrono::steady_clock::now();
+void CheckParams(const RematParams& params) {
   if (std::find(MethodNames().begin(), MethodNames().end(), params.method) == MethodNames().end())
     throw InputError("unknown remat method \"" + params.method + "\"");
+  for (const Preset* preset : {&params.best, &params.sweep}) {
+    for (const std::string& name : preset->build)
+      if (Find(name).build == nullptr)
+        throw InputError("remat method \"" + name + "\" improves a schedule; list it in improve");
+    for (const std::string& name : preset->improve)
+      if (Find(name).improve == nullptr)
+        throw InputError("remat method \"" + name + "\" builds a schedule; list it in build");
+  }
+  for (const std::string& name : params.fit.alone)
+    if (Find(name).build == nullptr)
+      throw InputError("remat fit.alone lists \"" + name + "\", which builds no schedule");
   if (params.alignment <= 0) throw InputError("alignment must be positive");
   if (graph.num_ops() == 0)
     throw InputError("graph " + (graph.name.empty() ? std::string("(unnamed)") : graph.name) +
                      " has no ops: there is nothing to schedule or recompute");
-  if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy_score) ==
+  if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy.score) ==
       kGreedyScores.end())
-    throw InputError("unknown greedy score \"" + params.greedy_score + "\" (log, peak, lifetime)");
-  if (std::find(kCheckpointCuts.begin(), kCheckpointCuts.end(), params.checkpoint_cuts) ==
+    throw InputError("unknown greedy score \"" + params.greedy.score + "\" (log, peak, lifetime)");
+  if (std::find(kCheckpointCuts.begin(), kCheckpointCuts.end(), params.checkpoint.cuts) ==
       kCheckpointCuts.end())
-    throw InputError("unknown checkpoint cut rule \"" + params.checkpoint_cuts +
+    throw InputError("unknown checkpoint cut rule \"" + params.checkpoint.cuts +
                      "\" (both, insensitive, ops)");
-  for (const std::string& order : params.fallback_base_orders)
+  for (const std::string& order : params.fit.fallback_base_orders)
     if (std::find(OrderNames().begin(), OrderNames().end(), order) == OrderNames().end())
       throw InputError("unknown fallback base order \"" + order + "\"");
+}
+
+// A schedule laid out: its evaluation, offsets and arena.
+struct Laid {
+  MethodResult method;
+  detail::Evaluated eval;
+  std::vector<Bytes> offsets;
+  Bytes actual = std::numeric_limits<Bytes>::max();
+};
+
+Laid LayOutSchedule(const Context& ctx, MethodResult r, Bytes budget, const RematParams& params) {
+  Laid l;
+  l.eval = detail::Evaluate(ctx.graph, r.schedule, params);
+  auto intervals = PlannedIntervals(l.eval.model, l.eval.lifetimes);
+  std::tie(l.offsets, l.actual) = LayOut(intervals, l.eval.peak, budget, params);
+  l.method = std::move(r);
+  return l;
+}
+
+// Of two laid-out schedules for budget: the one whose arena fits at less compute, else the
+// lower arena.
+bool Better(const Laid& a, const Laid& b, Bytes budget) {
+  const bool fa = a.actual <= budget, fb = b.actual <= budget;
+  if (fa != fb) return fa;
+  if (fa) return a.eval.recompute_cost < b.eval.recompute_cost;
+  return a.actual < b.actual;
+}
+
+// The fit loop for one preset: the methods meet a target on the theoretical peak; the layout
+// may need more, so the target is lowered by the excess and the methods rerun (fit.retries);
+// where every attempt missed, `best` tries its fallbacks. The plan's status and report.
+RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Schedule& greedy_state,
+                Shared shared) {
+  const auto started = std::chrono::steady_clock::now();
+  const Preset preset = PresetOf(params);
+  const bool is_best = params.method == "best";
   RematResult result;
   result.budget = budget;
-  const Schedule start = BaseSchedule(graph, params);
-  {
-    MemoryModel model = BuildMemoryModel(graph, params.alignment);
-    result.no_remat_peak = TheoreticalPeak(graph, model, start);
-  }
-  result.original_cost = TotalCost(graph);
-  result.peak_lower_bound = PeakLowerBound(graph, params);
+  result.no_remat_peak = ctx.no_remat_peak;
+  result.original_cost = ctx.original_cost;
+  result.peak_lower_bound = ctx.peak_lower_bound;
 
-  // The method meets a target on the theoretical peak; the layout may need more, so the
-  // target is lowered by the excess and the method rerun.
   Bytes target = budget;
-  bool have = false;
-  Bytes best_actual = std::numeric_limits<Bytes>::max();
-  std::vector<Bytes> best_offsets;
-  detail::Evaluated best_eval;
-  MethodResult best_method;
-  for (int attempt = 0; attempt <= params.layout_retries; ++attempt) {
-    MethodResult r = RunMethod(graph, start, target, params, greedy_state,
-                               params.time_limit_s - Since(started), shared);
+  std::optional<Laid> best;
+  for (int attempt = 0; attempt <= params.fit.retries; ++attempt) {
+    Call call{ctx, params, greedy_state, params.time_limit_s - Since(started), shared, !is_best};
+    MethodResult r = RunPreset(call, preset, target);
     shared.greedy = nullptr;
-    detail::Evaluated e = detail::Evaluate(graph, r.schedule, params);
-    auto intervals = PlannedIntervals(e.model, e.lifetimes);
-    auto [offsets, actual] = LayOut(intervals, e.peak, budget, params);
-    const Bytes best_eval_peak = e.peak;
-    const bool fits = actual <= budget, best_fits = best_actual <= budget;
-    if (!have || (fits && (!best_fits || e.recompute_cost < best_eval.recompute_cost)) ||
-        (!fits && !best_fits && actual < best_actual)) {
-      have = true;
-      best_actual = actual;
-      best_offsets = std::move(offsets);
-      best_eval = std::move(e);
-      best_method = r;
-    }
-    if (actual <= budget || r.peak > target) break;
+    const Bytes reached = r.peak;
+    Laid l = LayOutSchedule(ctx, std::move(r), budget, params);
+    const Bytes theoretical = l.eval.peak, actual = l.actual;
+    if (!best || Better(l, *best, budget)) best = std::move(l);
+    if (actual <= budget || reached > target) break;
     // Below the peak this schedule already reached: a schedule that met the old target with
     // room to spare would otherwise come back unchanged.
-    target = std::min(target, best_eval_peak) - (actual - budget);
+    target = std::min(target, theoretical) - (actual - budget);
   }
-  if (best_actual > budget && params.method == "best" && !params.fallback_base_orders.empty() &&
-      budget >= result.peak_lower_bound) {
+  if (best->actual > budget && is_best && !params.fit.fallback_base_orders.empty() &&
+      budget >= ctx.peak_lower_bound) {
     // Every attempt missed by the arena: the first fallback whose arena fits is the plan.
     // After the retries, so that a plan they find is never replaced (nor its time raised).
-    for (MethodResult& f : Fallbacks(graph, budget, params)) {
-      detail::Evaluated fe = detail::Evaluate(graph, f.schedule, params);
-      auto fi = PlannedIntervals(fe.model, fe.lifetimes);
-      auto [fo, fa] = LayOut(fi, fe.peak, budget, params);
-      if (fa > budget) continue;
-      best_actual = fa;
-      best_offsets = std::move(fo);
-      best_eval = std::move(fe);
-      best_method = std::move(f);
+    for (MethodResult& f : Fallbacks(ctx, budget, params)) {
+      Laid l = LayOutSchedule(ctx, std::move(f), budget, params);
+      if (l.actual > budget) continue;
+      best = std::move(l);
       target = budget;
       break;
     }
   }
-  result.feasible = best_actual <= budget;
-  result.status = result.feasible ? best_method.status : "infeasible";
-  if (result.feasible && best_method.status == "infeasible") result.status = "feasible";
+  const MethodResult& m = best->method;
+  result.feasible = best->actual <= budget;
+  result.status = result.feasible ? m.status : Status::kInfeasible;
+  if (result.feasible && m.status == Status::kInfeasible) result.status = Status::kFeasible;
   // What the exact method proved about a budget it could not meet stays visible.
   if (!result.feasible && target == budget &&
-      (best_method.status == "infeasible-proven" || best_method.status == "time-limit"))
-    result.status = best_method.status;
-  if (!result.feasible && budget < result.peak_lower_bound) result.status = "infeasible-proven";
-  result.solver = best_method.solver;
-  result.lower_bound =
-      result.original_cost > 0 ? best_method.lower_bound / result.original_cost : 0.0;
-  result.method = best_method.method;
-  result.recompute_cost = best_eval.recompute_cost;
+      (m.status == Status::kInfeasibleProven || m.status == Status::kTimeLimit))
+    result.status = m.status;
+  if (!result.feasible && budget < result.peak_lower_bound)
+    result.status = Status::kInfeasibleProven;
+  result.solver = m.solver;
+  result.lower_bound = result.original_cost > 0 ? m.lower_bound / result.original_cost : 0.0;
+  result.method = m.method;
+  result.recompute_cost = best->eval.recompute_cost;
   result.compute_overhead =
       result.original_cost > 0 ? result.recompute_cost / result.original_cost : 0.0;
-  result.schedule = best_method.schedule;
+  result.schedule = m.schedule;
   result.seconds = Since(started);
-  result.plan = AssemblePlan(best_eval.rewritten.graph, best_eval.model, best_eval.rewritten.order,
-                             best_offsets, result.seconds);
-  if (std::string problem = ValidatePlan(best_eval.rewritten.graph, result.plan); !problem.empty())
+  Rewritten& rw = best->eval.rewritten;
+  result.plan = AssemblePlan(rw.graph, best->eval.model, rw.order, best->offsets, result.seconds);
+  if (std::string problem = ValidatePlan(rw.graph, result.plan); !problem.empty())
     throw std::logic_error("remat produced an invalid plan: " + problem);
-  if (std::string problem = CheckFaithful(best_eval.rewritten.graph, &graph); !problem.empty())
+  if (std::string problem = CheckFaithful(rw.graph, &ctx.graph); !problem.empty())
     throw std::logic_error("remat produced an unfaithful rewrite: " + problem);
-  result.rewritten = std::move(best_eval.rewritten);
+  result.rewritten = std::move(rw);
   return result;
 }
 
-// "best" picks its schedule by the theoretical peak; when the layout of the pick misses the
-// budget, the retries lower the target for all methods at once, which can end above the
-// budget, or dearer, where the lookahead's own retries fit (the targets they reach differ).
-// So where best ends infeasible or on the lookahead's schedule, the lookahead alone is planned
-// too and kept when it does better: best is never dearer than a lookahead it picked.
-RematResult PlanMethods(const Graph& graph, Bytes budget, const RematParams& params,
-                        Schedule& greedy_state, Shared shared) {
-  RematResult result = PlanOnce(graph, budget, params, greedy_state, shared);
-  if (params.method != "best" || (result.feasible && result.method != "lookahead")) return result;
-  RematParams alone = params;
-  alone.method = "lookahead";
-  alone.time_limit_s = std::max(0.0, params.time_limit_s - result.seconds);
-  Schedule unused;
-  RematResult other = PlanOnce(graph, budget, alone, unused);
-  other.seconds += result.seconds;
-  const bool better =
-      other.feasible != result.feasible
-          ? other.feasible
-          : (other.feasible ? other.recompute_cost < result.recompute_cost - 1e-9
-                            : other.plan.summary.actual_peak < result.plan.summary.actual_peak);
-  if (!better) {
-    result.seconds = other.seconds;
-    return result;
+// `best` picks its schedule by the theoretical peak; when the layout of the pick misses the
+// budget, the retries lower the target for all builders at once, which can end above the
+// budget, or dearer, where one builder's own retries fit (the targets they reach differ). So
+// where best ends infeasible or on the schedule of a builder of fit.alone, that builder is
+// planned alone too and kept when it does better: best is never dearer than a pick of it.
+RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& params,
+                       Schedule& greedy_state, const Shared& shared) {
+  RematResult result = Fit(ctx, budget, params, greedy_state, shared);
+  if (params.method != "best") return result;
+  for (const std::string& name : params.fit.alone) {
+    if (result.feasible && result.method != name) continue;
+    RematParams alone = params;
+    alone.method = name;
+    alone.time_limit_s = std::max(0.0, params.time_limit_s - result.seconds);
+    Schedule unused;
+    RematResult other = Fit(ctx, budget, alone, unused, {});
+    other.seconds += result.seconds;
+    const bool better =
+        other.feasible != result.feasible
+            ? other.feasible
+            : (other.feasible ? other.recompute_cost < result.recompute_cost - 1e-9
+                              : other.plan.summary.actual_peak < result.plan.summary.actual_peak);
+    if (better) {
+      result = std::move(other);
+    } else {
+      result.seconds = other.seconds;
+    }
   }
-  return other;
+  return result;
+}
+
+bool Lists(const Preset& preset, std::string_view name) {
+  return std::find(preset.improve.begin(), preset.improve.end(), name) != preset.improve.end();
 }
 
 // The plan, with the compute lower bound of its budget: it holds for every schedule (the
 // ilp's, where higher, within its model), and a plan that meets it is proven optimal.
-RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
+RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
                  Schedule& greedy_state, Shared shared = {}) {
-  // The witness phase needs the bound first; it is then computed once for both.
-  const bool witness =
-      (params.method == "best" && params.witness_in_best) || params.method == "witness";
+  // The witness needs the bound first; it is then computed once for both.
+  const bool witness = Lists(PresetOf(params), "witness");
   std::optional<OverheadBound> early;
   double early_seconds = 0;
-  if (witness && params.overhead_bound_cuts > 0) {
+  if (witness && params.overhead_bound.cuts > 0) {
     const auto started = std::chrono::steady_clock::now();
-    early = OverheadLowerBound(graph, budget, params);
+    early = OverheadLowerBound(ctx.graph, budget, params);
     early_seconds = Since(started);
     shared.bound = &*early;
     shared.bound_budget = budget;
   }
-  RematResult result = PlanMethods(graph, budget, params, greedy_state, shared);
-  if (params.overhead_bound_cuts <= 0) return result;
+  RematResult result = PlanPreset(ctx, budget, params, greedy_state, shared);
+  if (params.overhead_bound.cuts <= 0) return result;
   const auto started = std::chrono::steady_clock::now();
-  const OverheadBound bound = early ? *early : OverheadLowerBound(graph, budget, params);
+  const OverheadBound bound = early ? *early : OverheadLowerBound(ctx.graph, budget, params);
   result.seconds += early_seconds;
   if (bound.infeasible && result.feasible)
     throw std::logic_error("remat: a plan fits a budget the compute lower bound rules out");
-  if (bound.infeasible) result.status = "infeasible-proven";
+  if (bound.infeasible) result.status = Status::kInfeasibleProven;
   result.lower_bound = std::max(result.lower_bound, bound.overhead);
   if (result.feasible && result.compute_overhead <= result.lower_bound * (1 + 2e-6))
-    result.status = "optimal";
+    result.status = Status::kOptimal;
   result.seconds += Since(started);
   result.plan.summary.seconds = result.seconds;
   return result;
@@ -361,9 +454,33 @@ RematResult Plan(const Graph& graph, Bytes budget, const RematParams& params,
 
 }  // namespace
 
+MethodResult detail::Improve(std::string_view name, const Context& ctx, const RematParams& params,
+                             const MethodResult& incumbent, Bytes target, double time_limit_s) {
+  Schedule unused;
+  const Shared none;
+  Call call{ctx, params, unused, time_limit_s, none, true};
+  const Improver improve = Find(name).improve;
+  if (improve == nullptr) throw InputError("\"" + std::string(name) + "\" is no improver");
+  return improve(call, incumbent, target);
+}
+
+std::span<const std::string_view> MethodNames() { return kMethodNames; }
+
+Bytes NoRematPeak(const Graph& graph, const RematParams& params) {
+  MemoryModel model = BuildMemoryModel(graph, params.alignment);
+  return TheoreticalPeak(graph, model, ScheduleOrder(params.base_order, graph, model));
+}
+
 RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& params) {
+  const auto started = std::chrono::steady_clock::now();
+  CheckParams(params);
+  const Context ctx(graph, params);
+  const double setup = Since(started);
   Schedule greedy_state;
-  return Plan(graph, budget, params, greedy_state);
+  RematResult r = Plan(ctx, budget, params, greedy_state);
+  r.seconds += setup;
+  r.plan.summary.seconds = r.seconds;
+  return r;
 }
 
 std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
@@ -372,16 +489,12 @@ std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios
     throw InputError("graph " + (graph.name.empty() ? std::string("(unnamed)") : graph.name) +
                      " has no ops: there is nothing to schedule or recompute");
   const auto started = std::chrono::steady_clock::now();
+  CheckParams(sweep_params);
   RematParams params = sweep_params;
-  if (params.method == "best" && !params.blocks_in_sweep) {
-    params.blocks_rounds = 0;
-    params.blocks_dp_in_best = false;
-  }
-  if (!params.overhead_bound_in_sweep) {
-    params.overhead_bound_cuts = 0;
-    params.witness_in_best = false;
-  }
-  const Bytes reference = NoRematPeak(graph, params);
+  params.best = params.sweep;  // the sweep's preset is what `best` runs at each point
+  if (!params.overhead_bound.in_sweep) params.overhead_bound.cuts = 0;
+  const Context ctx(graph, params);
+  const Bytes reference = ctx.no_remat_peak;
   std::vector<Bytes> budgets;
   for (double ratio : ratios)
     budgets.push_back(static_cast<Bytes>(static_cast<double>(reference) * ratio));
@@ -391,28 +504,29 @@ std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios
   for (size_t i = 0; i < by_budget.size(); ++i) by_budget[i] = i;
   std::stable_sort(by_budget.begin(), by_budget.end(),
                    [&](size_t a, size_t b) { return budgets[a] > budgets[b]; });
-  const bool greedy = params.method == "greedy" || params.method == "best";
-  const bool checkpoint = params.method == "checkpoint" || params.method == "best";
+  const Preset preset = PresetOf(params);
+  auto builds = [&](std::string_view name) {
+    return std::find(preset.build.begin(), preset.build.end(), name) != preset.build.end();
+  };
+  const bool greedy = builds("greedy"), checkpoint = builds("checkpoint");
   std::vector<MethodResult> descent(budgets.size());
   std::vector<MethodResult> checkpoints;
-  if (greedy || checkpoint) {
-    const Schedule start = BaseSchedule(graph, params);
-    if (greedy) {
-      std::vector<Bytes> sorted;
-      for (size_t i : by_budget) sorted.push_back(budgets[i]);
-      std::vector<MethodResult> results = detail::GreedyDescent(graph, start, sorted, params);
-      for (size_t j = 0; j < by_budget.size(); ++j) descent[by_budget[j]] = std::move(results[j]);
-    }
-    if (checkpoint) checkpoints = detail::CheckpointOptions(graph, start, params);
+  if (greedy) {
+    std::vector<Bytes> sorted;
+    for (size_t i : by_budget) sorted.push_back(budgets[i]);
+    std::vector<MethodResult> results = detail::GreedyDescent(graph, ctx.start, sorted, params);
+    for (size_t j = 0; j < by_budget.size(); ++j) descent[by_budget[j]] = std::move(results[j]);
   }
+  if (checkpoint)
+    checkpoints = detail::CheckpointOptions(graph, ctx.start, params, &ctx.Partition());
   const double shared_seconds = Since(started);
   std::vector<SweepPoint> points;
   for (size_t i = 0; i < ratios.size(); ++i) {
     SweepPoint p;
     p.ratio = ratios[i];
     p.budget = budgets[i];
-    Schedule greedy_state;  // the layout retries continue from this point's schedule
-    RematResult r = Plan(graph, p.budget, params, greedy_state,
+    Schedule greedy_state;  // the fit loop's retries continue from this point's schedule
+    RematResult r = Plan(ctx, p.budget, params, greedy_state,
                          {greedy ? &descent[i] : nullptr, checkpoint ? &checkpoints : nullptr});
     p.peak = r.plan.summary.actual_peak;
     p.compute_overhead = r.compute_overhead;

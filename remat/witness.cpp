@@ -57,7 +57,7 @@ MethodResult FollowWitness(const Graph& graph, const Schedule& start, const Meth
       (incumbent.peak <= budget && result.recompute_cost >= incumbent.recompute_cost))
     return incumbent;
   result.method = "witness";
-  result.status = "feasible";
+  result.status = Status::kFeasible;
   return result;
 }
 

@@ -81,52 +81,51 @@ remat:
   time_limit_s: 5
   base_order: lescea
   rule: {rng_state_kept: true, state_update_skipped: false}
-  greedy_max_steps: 11
-  greedy_stall_steps: 12
-  greedy_max_chain: 3
-  greedy_score: peak
-  greedy_count_siblings: false
-  greedy_copy_before_writes: false
-  greedy_prune_attempts: 13
-  greedy_swap_attempts: 14
-  greedy_swap_repair_steps: 15
-  checkpoint_max_segments_factor: 1.5
-  checkpoint_cuts: insensitive
-  blocks_rounds: 2
-  blocks_group_ops: 7
-  blocks_split_steps: 5
-  blocks_max_candidates: 9
-  blocks_search_nodes: 1234
-  blocks_verifications: 3
-  blocks_in_sweep: true
-  blocks_dp_group_ops: 5
-  blocks_dp_targets: 4
-  blocks_dp_retries: 3
-  blocks_dp_candidates: 2
-  blocks_dp_max_crossing: 0.5
-  blocks_dp_quantum: 4096
-  blocks_dp_polish: false
-  blocks_dp_in_best: true
-  overhead_bound_cuts: 2
-  overhead_bound_time_limit_s: 0.5
-  overhead_bound_in_sweep: true
-  witness_in_best: false
-  ilp_max_ops: 16
-  ilp_max_computations: 3
-  ilp_window_stages: 17
-  ilp_window_time_limit_s: 2.5
-  lookahead_exponents: [0, 1]
-  lookahead_target_slacks: [0.02]
-  lookahead_target_retries: 5
-  lookahead_hints: 6
-  lookahead_refine_attempts: 7
-  lookahead_max_computations_factor: 8
-  layout_retries: 2
-  layout_search_time_limit_s: 0.5
-  layout_search_max_nodes: 1000
-  layout_search_wide: false
-  greedy_long_chain: 32
-  fallback_base_orders: [program]
+  best: {build: [greedy, checkpoint], improve: [blocks, ilp]}
+  sweep: {build: [lookahead], improve: []}
+  greedy:
+    max_steps: 11
+    stall_steps: 12
+    max_chain: 3
+    score: peak
+    count_siblings: false
+    copy_before_writes: false
+    prune_attempts: 13
+    swap_attempts: 14
+    swap_repair_steps: 15
+  checkpoint: {max_segments_factor: 1.5, cuts: insensitive}
+  blocks:
+    rounds: 2
+    group_ops: 7
+    split_steps: 5
+    max_candidates: 9
+    search_nodes: 1234
+    verifications: 3
+  blocks_dp:
+    group_ops: 5
+    targets: 4
+    retries: 3
+    candidates: 2
+    max_crossing: 0.5
+    quantum: 4096
+    polish: false
+  overhead_bound: {cuts: 2, time_limit_s: 0.5, in_sweep: true}
+  ilp: {max_ops: 16, max_computations: 3, window_stages: 17, window_time_limit_s: 2.5}
+  lookahead:
+    exponents: [0, 1]
+    target_slacks: [0.02]
+    target_retries: 5
+    hints: 6
+    refine_attempts: 7
+    max_computations_factor: 8
+  fit:
+    retries: 2
+    search_time_limit_s: 0.5
+    search_max_nodes: 1000
+    search_wide: false
+    long_chain: 32
+    fallback_base_orders: [program]
+    alone: []
 )",
                          "c.yaml");
   const remat::RematParams& r = c.remat;
@@ -135,83 +134,109 @@ remat:
   EXPECT_EQ(r.base_order, "lescea");
   EXPECT_TRUE(r.rule.rng_state_kept);
   EXPECT_FALSE(r.rule.state_update_skipped);
-  EXPECT_EQ(r.greedy_max_steps, 11);
-  EXPECT_EQ(r.greedy_stall_steps, 12);
-  EXPECT_EQ(r.greedy_max_chain, 3);
-  EXPECT_EQ(r.greedy_score, "peak");
-  EXPECT_FALSE(r.greedy_count_siblings);
-  EXPECT_FALSE(r.greedy_copy_before_writes);
-  EXPECT_EQ(r.greedy_prune_attempts, 13);
-  EXPECT_EQ(r.greedy_swap_attempts, 14);
-  EXPECT_EQ(r.greedy_swap_repair_steps, 15);
-  EXPECT_DOUBLE_EQ(r.checkpoint_max_segments_factor, 1.5);
-  EXPECT_EQ(r.checkpoint_cuts, "insensitive");
-  EXPECT_EQ(r.blocks_rounds, 2);
-  EXPECT_EQ(r.blocks_group_ops, 7);
-  EXPECT_EQ(r.blocks_split_steps, 5);
-  EXPECT_EQ(r.blocks_max_candidates, 9);
-  EXPECT_EQ(r.blocks_search_nodes, 1234);
-  EXPECT_EQ(r.blocks_verifications, 3);
-  EXPECT_TRUE(r.blocks_in_sweep);
-  EXPECT_EQ(r.blocks_dp_group_ops, 5);
-  EXPECT_EQ(r.blocks_dp_targets, 4);
-  EXPECT_EQ(r.blocks_dp_retries, 3);
-  EXPECT_EQ(r.blocks_dp_candidates, 2);
-  EXPECT_DOUBLE_EQ(r.blocks_dp_max_crossing, 0.5);
-  EXPECT_EQ(r.blocks_dp_quantum, 4096);
-  EXPECT_FALSE(r.blocks_dp_polish);
-  EXPECT_TRUE(r.blocks_dp_in_best);
-  EXPECT_EQ(r.overhead_bound_cuts, 2);
-  EXPECT_DOUBLE_EQ(r.overhead_bound_time_limit_s, 0.5);
-  EXPECT_TRUE(r.overhead_bound_in_sweep);
-  EXPECT_FALSE(r.witness_in_best);
-  EXPECT_EQ(r.ilp_max_ops, 16);
-  EXPECT_EQ(r.ilp_max_computations, 3);
-  EXPECT_EQ(r.ilp_window_stages, 17);
-  EXPECT_DOUBLE_EQ(r.ilp_window_time_limit_s, 2.5);
-  EXPECT_EQ(r.lookahead_exponents, (std::vector<double>{0, 1}));
-  EXPECT_EQ(r.lookahead_target_slacks, (std::vector<double>{0.02}));
-  EXPECT_EQ(r.lookahead_target_retries, 5);
-  EXPECT_EQ(r.lookahead_hints, 6);
-  EXPECT_EQ(r.lookahead_refine_attempts, 7);
-  EXPECT_EQ(r.lookahead_max_computations_factor, 8);
-  EXPECT_EQ(r.layout_retries, 2);
-  EXPECT_DOUBLE_EQ(r.layout_search_time_limit_s, 0.5);
-  EXPECT_EQ(r.layout_search_max_nodes, 1000);
-  EXPECT_FALSE(r.layout_search_wide);
-  EXPECT_EQ(r.greedy_long_chain, 32);
-  EXPECT_EQ(r.fallback_base_orders, (std::vector<std::string>{"program"}));
+  EXPECT_EQ(r.greedy.max_steps, 11);
+  EXPECT_EQ(r.greedy.stall_steps, 12);
+  EXPECT_EQ(r.greedy.max_chain, 3);
+  EXPECT_EQ(r.greedy.score, "peak");
+  EXPECT_FALSE(r.greedy.count_siblings);
+  EXPECT_FALSE(r.greedy.copy_before_writes);
+  EXPECT_EQ(r.greedy.prune_attempts, 13);
+  EXPECT_EQ(r.greedy.swap_attempts, 14);
+  EXPECT_EQ(r.greedy.swap_repair_steps, 15);
+  EXPECT_DOUBLE_EQ(r.checkpoint.max_segments_factor, 1.5);
+  EXPECT_EQ(r.checkpoint.cuts, "insensitive");
+  EXPECT_EQ(r.blocks.rounds, 2);
+  EXPECT_EQ(r.blocks.group_ops, 7);
+  EXPECT_EQ(r.blocks.split_steps, 5);
+  EXPECT_EQ(r.blocks.max_candidates, 9);
+  EXPECT_EQ(r.blocks.search_nodes, 1234);
+  EXPECT_EQ(r.blocks.verifications, 3);
+  EXPECT_EQ(r.blocks_dp.group_ops, 5);
+  EXPECT_EQ(r.blocks_dp.targets, 4);
+  EXPECT_EQ(r.blocks_dp.retries, 3);
+  EXPECT_EQ(r.blocks_dp.candidates, 2);
+  EXPECT_DOUBLE_EQ(r.blocks_dp.max_crossing, 0.5);
+  EXPECT_EQ(r.blocks_dp.quantum, 4096);
+  EXPECT_FALSE(r.blocks_dp.polish);
+  EXPECT_EQ(r.overhead_bound.cuts, 2);
+  EXPECT_DOUBLE_EQ(r.overhead_bound.time_limit_s, 0.5);
+  EXPECT_TRUE(r.overhead_bound.in_sweep);
+  EXPECT_EQ(r.best.build, (std::vector<std::string>{"greedy", "checkpoint"}));
+  EXPECT_EQ(r.best.improve, (std::vector<std::string>{"blocks", "ilp"}));
+  EXPECT_EQ(r.sweep.build, (std::vector<std::string>{"lookahead"}));
+  EXPECT_TRUE(r.sweep.improve.empty());
+  EXPECT_TRUE(r.fit.alone.empty());
+  EXPECT_EQ(r.ilp.max_ops, 16);
+  EXPECT_EQ(r.ilp.max_computations, 3);
+  EXPECT_EQ(r.ilp.window_stages, 17);
+  EXPECT_DOUBLE_EQ(r.ilp.window_time_limit_s, 2.5);
+  EXPECT_EQ(r.lookahead.exponents, (std::vector<double>{0, 1}));
+  EXPECT_EQ(r.lookahead.target_slacks, (std::vector<double>{0.02}));
+  EXPECT_EQ(r.lookahead.target_retries, 5);
+  EXPECT_EQ(r.lookahead.hints, 6);
+  EXPECT_EQ(r.lookahead.refine_attempts, 7);
+  EXPECT_EQ(r.lookahead.max_computations_factor, 8);
+  EXPECT_EQ(r.fit.retries, 2);
+  EXPECT_DOUBLE_EQ(r.fit.search_time_limit_s, 0.5);
+  EXPECT_EQ(r.fit.search_max_nodes, 1000);
+  EXPECT_FALSE(r.fit.search_wide);
+  EXPECT_EQ(r.fit.long_chain, 32);
+  EXPECT_EQ(r.fit.fallback_base_orders, (std::vector<std::string>{"program"}));
   EXPECT_EQ(r.alignment, 64);
   // Unset, every field keeps its default.
   const remat::RematParams d = ParseConfig("model: {family: gpt2}", "c").remat;
   EXPECT_EQ(d.method, remat::RematParams{}.method);
-  EXPECT_EQ(d.greedy_swap_attempts, remat::RematParams{}.greedy_swap_attempts);
+  EXPECT_EQ(d.greedy.swap_attempts, remat::RematParams{}.greedy.swap_attempts);
+  EXPECT_EQ(d.best.build, remat::RematParams{}.best.build);
+  EXPECT_EQ(d.best.improve, remat::RematParams{}.best.improve);
   EXPECT_TRUE(d.rule.state_update_skipped);
 }
 
 TEST(ConfigRejects, BadRematKeysAndValuesNameTheField) {
-  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {greedy_max_step: 3}"),
-                 {"remat.greedy_max_step", "did you mean remat.greedy_max_steps?"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {greedy: {max_step: 3}}"),
+                 {"remat.greedy.max_step", "did you mean remat.greedy.max_steps?"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {method: magic}"),
                  {"remat.method", "must be one of best, greedy, checkpoint, lookahead, ilp"});
-  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {lookahead_exponents: [0, -1]}"),
-                 {"remat.lookahead_exponents[1]", "must not be negative"});
-  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {lookahead_target_slacks: 0.1}"),
-                 {"remat.lookahead_target_slacks", "non-empty list"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {lookahead: {exponents: [0, -1]}}"),
+                 {"remat.lookahead.exponents[1]", "must not be negative"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {lookahead: {target_slacks: 0.1}}"),
+                 {"remat.lookahead.target_slacks", "non-empty list"});
   ExpectMentions(ErrorOf("model: {family: gpt2}", {"remat.base_order=nope"}),
                  {"remat.base_order", "--set remat.base_order=nope", "must be one of"});
-  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {greedy_score: area}"),
-                 {"remat.greedy_score", "log, peak, lifetime"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {greedy: {score: area}}"),
+                 {"remat.greedy.score", "log, peak, lifetime"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {rule: {rng: true}}"),
                  {"remat.rule.rng", "unknown key", "rng_state_kept, state_update_skipped"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {time_limit_s: -1}"),
                  {"remat.time_limit_s", "must not be negative"});
-  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {ilp_max_computations: 0}"),
-                 {"remat.ilp_max_computations", "must be positive"});
-  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {fallback_base_orders: [xla, program]}"),
-                 {"remat.fallback_base_orders[0]", "must be an order name"});
-  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {fallback_base_orders: program}"),
-                 {"remat.fallback_base_orders", "must be a list of order names"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {ilp: {max_computations: 0}}"),
+                 {"remat.ilp.max_computations", "must be positive"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {fit: {fallback_base_orders: [xla]}}"),
+                 {"remat.fit.fallback_base_orders[0]", "must be one of"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {fit: {fallback_base_orders: program}}"),
+                 {"remat.fit.fallback_base_orders", "must be a list of order names"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {greedy: 3}"),
+                 {"remat.greedy", "must be a mapping"});
+  // A builder where an improver goes, and the reverse.
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {best: {improve: [greedy]}}"),
+                 {"remat.best.improve[0]", "must be one of blocks, blocks-dp, witness, ilp"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {best: {build: [ilp]}}"),
+                 {"remat.best.build[0]", "must be one of greedy, checkpoint, lookahead"});
+}
+
+// The flat keys of earlier configs are refused with where they went, as the planner's were.
+TEST(ConfigRejects, FlatRematKeysHaveMoved) {
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {greedy_max_steps: 3}"),
+                 {"remat.greedy_max_steps", "has moved to remat.greedy.max_steps"});
+  ExpectMentions(
+      ErrorOf("model: {family: gpt2}", {"remat.layout_search_time_limit_s=2"}),
+      {"remat.layout_search_time_limit_s", "has moved to remat.fit.search_time_limit_s"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {blocks_dp_max_crossing: 0.5}"),
+                 {"has moved to remat.blocks_dp.max_crossing"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {witness_in_best: false}"),
+                 {"remat.witness_in_best", "has moved to remat.best.improve"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {greedy_long_chain: 8}"),
+                 {"has moved to remat.fit.long_chain"});
 }
 
 TEST(Config, AdamwDefaultsToTorchsWeightDecay) {
@@ -341,15 +366,15 @@ TEST(IntegerModelKeys, AreTheIntegerKeysTheFamilyReads) {
 TEST(PlanningOverrides, SetThePlannerAndRematSectionsOfAGraphFile) {
   const PlanningSettings s =
       ParsePlanningOverrides({"planner.alignment=256", "planner.partition.node_limit=60",
-                              "remat.greedy_max_steps=7", "remat.rule.rng_state_kept=true"},
+                              "remat.greedy.max_steps=7", "remat.rule.rng_state_kept=true"},
                              "g.json");
   EXPECT_EQ(s.planner.alignment, 256);
   EXPECT_EQ(s.planner.partition.node_limit, 60);
-  EXPECT_EQ(s.remat.greedy_max_steps, 7);
+  EXPECT_EQ(s.remat.greedy.max_steps, 7);
   EXPECT_TRUE(s.remat.rule.rng_state_kept);
   EXPECT_EQ(s.remat.alignment, 256);  // the planner's
   const PlanningSettings defaults = ParsePlanningOverrides({}, "g.json");
-  EXPECT_EQ(defaults.remat.greedy_max_steps, remat::RematParams{}.greedy_max_steps);
+  EXPECT_EQ(defaults.remat.greedy.max_steps, remat::RematParams{}.greedy.max_steps);
 }
 
 TEST(PlanningOverrides, RejectModelTrainingAndUnknownKeysNamingTheFileAndTheSet) {

@@ -88,7 +88,7 @@ TEST(BudgetSplitOptions, MeasuredAsRoamsMemoryModelSaysOnRandomTrainingGraphs) {
     const Graph g = testing::TrainingLikeGraph(rng, o);
     RematParams params;
     params.alignment = 1;
-    params.blocks_dp_targets = 4;
+    params.blocks_dp.targets = 4;
     const GroupedBase base = MakeBase(g, params);
     const size_t n = base.schedule.size();
     const detail::Evaluated plain = detail::Evaluate(g, base.schedule, params);

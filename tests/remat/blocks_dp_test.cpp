@@ -40,11 +40,11 @@ TEST(BudgetSplit, FirstAnswerIsTheBruteForceOptimumOnSmallChains) {
     const Graph g = testing::MlpChain(4, costs);
     RematParams params;
     params.alignment = 1;
-    params.greedy_swap_attempts = 0;
-    params.blocks_dp_group_ops = 1;
-    params.blocks_dp_retries = 1;
-    params.blocks_dp_polish = false;
-    params.blocks_dp_quantum = 1;
+    params.greedy.swap_attempts = 0;
+    params.blocks_dp.group_ops = 1;
+    params.blocks_dp.retries = 1;
+    params.blocks_dp.polish = false;
+    params.blocks_dp.quantum = 1;
     const Schedule start = detail::BaseSchedule(g, params);
     const Bytes no_remat = NoRematPeak(g, params);
     for (Bytes budget : {Bytes{500}, no_remat - 100, no_remat - 200}) {
@@ -83,8 +83,8 @@ TEST(BudgetSplit, NeverDearerNorOverBudgetNorUnfaithfulOnRandomTrainingGraphs) {
       const Graph g = testing::TrainingLikeGraph(rng, o);
       RematParams params;
       params.alignment = 1;
-      params.blocks_dp_candidates = candidates;
-      params.blocks_dp_group_ops = 1 + trial % 4;
+      params.blocks_dp.candidates = candidates;
+      params.blocks_dp.group_ops = 1 + trial % 4;
       const Schedule start = detail::BaseSchedule(g, params);
       const Bytes no_remat = NoRematPeak(g, params);
       for (double ratio : {0.9, 0.75, 0.6}) {

@@ -29,13 +29,13 @@ TEST(BlockPass, ReachesBruteForceOnATwoBlockChainWhereTheDescentStopsDearer) {
     const Graph g = testing::MlpChain(4, costs);
     RematParams params;
     params.alignment = 1;
-    params.greedy_swap_attempts = 0;
-    params.blocks_group_ops = 2;
+    params.greedy.swap_attempts = 0;
+    params.blocks.group_ops = 2;
     const Schedule start = detail::BaseSchedule(g, params);
     const Bytes budget = 500;
     const double optimum = BruteForceCost(g, budget, 3);
     const detail::MethodResult descent = detail::Greedy(g, start, budget, params);
-    ASSERT_EQ(descent.status, "feasible");
+    ASSERT_EQ(descent.status, Status::kFeasible);
     ASSERT_GT(descent.recompute_cost, optimum);
     const detail::MethodResult improved =
         detail::ImproveByBlocks(g, start, descent, budget, params, 0);
@@ -57,7 +57,7 @@ TEST(BlockPass, NeverDearerNorOverBudgetNorUnfaithfulOnRandomTrainingGraphs) {
     const Graph g = testing::TrainingLikeGraph(rng, o);
     RematParams params;
     params.alignment = 1;
-    params.blocks_group_ops = 1 + trial % 4;
+    params.blocks.group_ops = 1 + trial % 4;
     const Schedule start = detail::BaseSchedule(g, params);
     const Bytes no_remat = NoRematPeak(g, params);
     for (double ratio : {0.9, 0.75, 0.6}) {

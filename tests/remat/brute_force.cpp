@@ -92,7 +92,7 @@ remat::detail::MethodResult Described(const Graph& graph, Schedule schedule,
                                       const remat::RematParams& params) {
   remat::detail::MethodResult r;
   r.method = "test";
-  r.status = "feasible";
+  r.status = remat::Status::kFeasible;
   const remat::detail::Evaluated e = remat::detail::Evaluate(graph, schedule, params);
   r.peak = e.peak;
   r.recompute_cost = e.recompute_cost;

@@ -61,10 +61,10 @@ TEST_F(RematCli, TheConfigsRematSectionAppliesAndAFlagWins) {
   ASSERT_EQ(from_flag.exit_code, 0) << from_flag.err << from_flag.out;
   EXPECT_EQ(nlohmann::json::parse(from_flag.out)["method"], "greedy");
   std::vector<std::string> bad = base;
-  bad.insert(bad.end(), {"--set", "remat.greedy_score=area"});
+  bad.insert(bad.end(), {"--set", "remat.greedy.score=area"});
   auto rejected = RunRoam(bad);
   EXPECT_EQ(rejected.exit_code, 2);
-  EXPECT_NE(rejected.err.find("remat.greedy_score"), std::string::npos) << rejected.err;
+  EXPECT_NE(rejected.err.find("remat.greedy.score"), std::string::npos) << rejected.err;
 }
 
 // A graph file has no config, but its planner and remat settings come from --set all the
@@ -110,9 +110,9 @@ TEST_F(RematCli, TheBlocksMethodIsNeverDearerThanTheGreedyAndABadCutRuleExitsTwo
   auto v = RunRoam({"validate", Path("rw.json"), Path("plan.json"), "--original", graph});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
   auto bad = RunRoam({"remat", std::string(ROAM_CONFIGS_DIR) + "/resnet18.yaml", "--set",
-                      "remat.checkpoint_cuts=diagonal", "--budget-ratio", "0.8"});
+                      "remat.checkpoint.cuts=diagonal", "--budget-ratio", "0.8"});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("remat.checkpoint_cuts"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("remat.checkpoint.cuts"), std::string::npos) << bad.err;
 }
 
 TEST_F(RematCli, ATamperedRewriteFailsValidation) {
@@ -184,7 +184,7 @@ TEST_F(RematCli, ReportsTheComputeLowerBoundAndTheSweepPrintsItWhenAsked) {
     EXPECT_FALSE(p.contains("compute_lower_bound"));
 
   auto bounded = RunRoam({"remat", graph, "--sweep", "--sweep-step", "0.2", "--alignment", "1",
-                          "--set", "remat.overhead_bound_in_sweep=true", "--json"});
+                          "--set", "remat.overhead_bound.in_sweep=true", "--json"});
   ASSERT_EQ(bounded.exit_code, 0) << bounded.err;
   int positive = 0;
   for (const auto& p : nlohmann::json::parse(bounded.out)) {
@@ -196,7 +196,7 @@ TEST_F(RematCli, ReportsTheComputeLowerBoundAndTheSweepPrintsItWhenAsked) {
   }
   EXPECT_GT(positive, 0);
   auto table = RunRoam({"remat", graph, "--sweep", "--sweep-step", "0.2", "--alignment", "1",
-                        "--set", "remat.overhead_bound_in_sweep=true", "--svg", Path("b.svg")});
+                        "--set", "remat.overhead_bound.in_sweep=true", "--svg", Path("b.svg")});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("bound"), std::string::npos) << table.out;
   const std::string svg = ReadFile(Path("b.svg"));

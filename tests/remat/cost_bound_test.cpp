@@ -80,7 +80,7 @@ TEST(OverheadBound, CountsAStorageReadAfterTheCutThroughAFloatingView) {
   EXPECT_DOUBLE_EQ(BruteForceCost(g, budget, 3), 10.0);
   const RematResult r = PlanRemat(g, budget, params);
   ASSERT_TRUE(r.feasible);
-  EXPECT_EQ(r.status, "optimal");
+  EXPECT_EQ(r.status, Status::kOptimal);
 }
 
 TEST(OverheadBound, IsZeroWhereTheNoRematPeakFits) {
@@ -97,7 +97,7 @@ TEST(OverheadBound, OffWithNoCuts) {
   const Graph g = testing::MlpChain(4, {3, 1, 4, 1, 5, 9, 2, 6, 5});
   RematParams params;
   params.alignment = 1;
-  params.overhead_bound_cuts = 0;
+  params.overhead_bound.cuts = 0;
   const OverheadBound bound = OverheadLowerBound(g, 1, params);
   EXPECT_FALSE(bound.infeasible);
   EXPECT_EQ(bound.overhead, 0.0);
@@ -118,7 +118,7 @@ TEST(OverheadBound, PlanRematLabelsOptimalOnlyTheBruteForceOptimum) {
       if (!r.feasible) continue;
       EXPECT_LE(r.lower_bound, r.compute_overhead * (1 + 1e-6));
       EXPECT_GE(r.lower_bound, OverheadLowerBound(g, budget, params).overhead);
-      if (r.status != "optimal") continue;
+      if (r.status != Status::kOptimal) continue;
       ++optimal;
       EXPECT_NEAR(r.recompute_cost, BruteForceCost(g, budget, 3), 1e-6 * r.original_cost);
     }

@@ -127,7 +127,7 @@ Oracle BruteForce(const Graph& g, const Schedule& base, Bytes budget) {
 detail::MethodResult NoWarm() {
   detail::MethodResult w;
   w.method = "none";
-  w.status = "infeasible";
+  w.status = Status::kInfeasible;
   w.peak = std::numeric_limits<Bytes>::max();
   return w;
 }
@@ -148,11 +148,11 @@ TEST(Exact, EqualsBruteForceOverItsSearchSpaceAtInfeasibleTightAndLooseBudgets) 
       detail::MethodResult r = detail::Exact(g, base, budget, params, NoWarm(), 30);
       EXPECT_EQ(r.solver, "ok");
       if (std::isinf(o.min_cost)) {
-        EXPECT_EQ(r.status, "infeasible-proven");
+        EXPECT_EQ(r.status, Status::kInfeasibleProven);
         EXPECT_GT(r.peak, budget);
         continue;
       }
-      EXPECT_EQ(r.status, "optimal");
+      EXPECT_EQ(r.status, Status::kOptimal);
       EXPECT_EQ(r.method, "ilp");
       EXPECT_LE(r.peak, budget);
       EXPECT_NEAR(r.recompute_cost, o.min_cost, 1e-9);
@@ -179,15 +179,15 @@ TEST(Exact, KeepsAWarmStartItCannotBeatAndSaysSoAtTimeLimitZero) {
   EXPECT_EQ(r.schedule, greedy.schedule);
   // Unproven at the time limit, or proven by the root bound alone (or by the compute lower
   // bound, which is shaved by a relative 1e-6 below GLPK's value: remat/cost_bound.cpp).
-  if (r.status == "optimal")
+  if (r.status == Status::kOptimal)
     EXPECT_NEAR(r.lower_bound, r.compute_overhead, 1e-6);
   else
-    EXPECT_EQ(r.status, "time-limit");
+    EXPECT_EQ(r.status, Status::kTimeLimit);
   EXPECT_LE(r.lower_bound, r.compute_overhead + 1e-9);
   // With time, the ilp proves optimality and is never worse than its warm start.
   params.time_limit_s = 30;
   RematResult exact = PlanRemat(g, budget, params);
-  EXPECT_EQ(exact.status, "optimal");
+  EXPECT_EQ(exact.status, Status::kOptimal);
   EXPECT_LE(exact.recompute_cost, greedy.recompute_cost + 1e-9);
   EXPECT_NEAR(exact.lower_bound, exact.compute_overhead, 1e-9);
 }
@@ -199,7 +199,7 @@ TEST(Exact, InfeasibleBudgetIsProvenAndReportsTheSmallestPeakFound) {
   params.method = "ilp";
   RematResult r = PlanRemat(g, 5, params);  // below any single activation pair
   EXPECT_FALSE(r.feasible);
-  EXPECT_EQ(r.status, "infeasible-proven");
+  EXPECT_EQ(r.status, Status::kInfeasibleProven);
   EXPECT_GT(r.plan.summary.actual_peak, 5);
   EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
 }
@@ -250,7 +250,7 @@ TEST(Exact, ProvesAnOptimumOnA40OpDag) {
   const Bytes budget = NoRematPeak(g, params) * 95 / 100;
   detail::MethodResult r =
       detail::Exact(g, detail::BaseSchedule(g, params), budget, params, NoWarm(), 30);
-  EXPECT_EQ(r.status, "optimal");
+  EXPECT_EQ(r.status, Status::kOptimal);
   EXPECT_EQ(r.method, "ilp");
   EXPECT_LE(r.peak, budget);
   EXPECT_NEAR(r.lower_bound, r.recompute_cost, 1e-6);

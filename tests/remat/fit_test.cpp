@@ -25,10 +25,10 @@ RematParams Deterministic(const std::string& method) {
   params.method = method;
   params.alignment = 1;
   params.time_limit_s = 1e8;
-  params.layout_search_time_limit_s = 1e6;
-  params.layout_search_max_nodes = 100'000;
-  params.ilp_max_ops = 0;  // the exact method is measured in perf/, not here
-  params.overhead_bound_cuts = 0;
+  params.fit.search_time_limit_s = 1e6;
+  params.fit.search_max_nodes = 100'000;
+  params.ilp.max_ops = 0;  // the exact method is measured in perf/, not here
+  params.overhead_bound.cuts = 0;
   return params;
 }
 
@@ -39,10 +39,10 @@ TEST(ArenaFit, TheWideLayoutSearchPacksWhatTheDefaultSearchLeavesOverTheBudget) 
   const Graph g = testing::RandomLayered({.nodes = 1000}, 1000);
   RematParams params = Deterministic("greedy");
   const Bytes budget = NoRematPeak(g, params) * 8 / 10;
-  params.layout_search_wide = false;
+  params.fit.search_wide = false;
   const RematResult narrow = PlanRemat(g, budget, params);
   EXPECT_FALSE(narrow.feasible);
-  params.layout_search_wide = true;
+  params.fit.search_wide = true;
   const RematResult wide = PlanRemat(g, budget, params);
   EXPECT_TRUE(wide.feasible);
   EXPECT_LE(wide.plan.summary.actual_peak, budget);
@@ -58,10 +58,10 @@ TEST(ArenaFit, BestFallsBackToOtherBaseOrdersAndLongerChainsWhereItsPickMisses) 
   const Bytes budget = NoRematPeak(g, params) * 8 / 10;
   EXPECT_FALSE(PlanRemat(g, budget, params).feasible);
   params.method = "best";
-  params.fallback_base_orders = {};
+  params.fit.fallback_base_orders = {};
   const RematResult without = PlanRemat(g, budget, params);
   EXPECT_FALSE(without.feasible);
-  params.fallback_base_orders = {"xla-list"};
+  params.fit.fallback_base_orders = {"xla-list"};
   const RematResult r = PlanRemat(g, budget, params);
   EXPECT_TRUE(r.feasible);
   EXPECT_LE(r.plan.summary.actual_peak, budget);
@@ -69,14 +69,14 @@ TEST(ArenaFit, BestFallsBackToOtherBaseOrdersAndLongerChainsWhereItsPickMisses) 
   EXPECT_EQ(r.method, "greedy");
   EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
   EXPECT_EQ(CheckFaithful(r.rewritten.graph, &g), "");
-  params.greedy_long_chain = 0;  // chains of 16 from xla-list stop above the budget
+  params.fit.long_chain = 0;  // chains of 16 from xla-list stop above the budget
   EXPECT_FALSE(PlanRemat(g, budget, params).feasible);
 }
 
 TEST(ArenaFit, AnUnknownFallbackOrderIsAnInputError) {
   const Graph g = testing::RandomLayered({.nodes = 10}, 10);
   RematParams params = Deterministic("best");
-  params.fallback_base_orders = {"xla-list", "nope"};
+  params.fit.fallback_base_orders = {"xla-list", "nope"};
   EXPECT_THROW(PlanRemat(g, NoRematPeak(g, params), params), InputError);
 }
 
@@ -101,12 +101,12 @@ TEST(ArenaFit, TheFallbackNeverExceedsTheBudgetAgainstBruteForce) {
                                             .last_is_output = true},
                                            seed);
     RematParams params = Deterministic("best");
-    params.greedy_max_chain = 1;
-    params.greedy_long_chain = 6;
-    params.lookahead_max_computations_factor = 1;
-    params.checkpoint_max_segments_factor = 0;
-    params.blocks_rounds = 0;
-    params.layout_retries = 0;
+    params.greedy.max_chain = 1;
+    params.fit.long_chain = 6;
+    params.lookahead.max_computations_factor = 1;
+    params.checkpoint.max_segments_factor = 0;
+    params.blocks.rounds = 0;
+    params.fit.retries = 0;
     const Bytes no_remat = NoRematPeak(g, params);
     // Every schedule of brute force's space once: its peak and cost.
     std::vector<std::pair<Bytes, double>> all;
@@ -122,7 +122,7 @@ TEST(ArenaFit, TheFallbackNeverExceedsTheBudgetAgainstBruteForce) {
         if (peak <= budget) min_cost = std::min(min_cost, cost);
       const RematResult r = PlanRemat(g, budget, params);
       RematParams without = params;
-      without.fallback_base_orders = {};
+      without.fit.fallback_base_orders = {};
       if (r.feasible && !PlanRemat(g, budget, without).feasible) ++rescued;
       EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
       EXPECT_EQ(CheckFaithful(r.rewritten.graph, &g), "");

@@ -37,7 +37,7 @@ TEST(Greedy, TheIncrementalEvaluationChoosesExactlyAsTheFullOne) {
     for (Bytes alignment : {64, 1}) {
       RematParams params;
       params.alignment = alignment;
-      params.greedy_stall_steps = 20;  // the full evaluation is slow on a long plateau
+      params.greedy.stall_steps = 20;  // the full evaluation is slow on a long plateau
       const Bytes peak = PeakOf(g, params);
       for (double ratio : {0.8, 0.6, 0.4}) {
         const auto budget = static_cast<Bytes>(static_cast<double>(peak) * ratio);
@@ -51,7 +51,7 @@ TEST(Greedy, TheIncrementalEvaluationChoosesExactlyAsTheFullOne) {
         // What it reports is what the schedule does.
         const Evaluated e = Evaluate(g, fast.schedule, params);
         EXPECT_EQ(e.peak, fast.peak);
-        EXPECT_EQ(fast.status == "feasible", fast.peak <= budget);
+        EXPECT_EQ(fast.status == Status::kFeasible, fast.peak <= budget);
       }
     }
 }
@@ -81,7 +81,7 @@ TEST(Greedy, TheSwapNeverRaisesTheCostNorLeavesTheBudget) {
     RematParams with;
     with.alignment = 1;
     RematParams without = with;
-    without.greedy_swap_attempts = 0;
+    without.greedy.swap_attempts = 0;
     const Bytes peak = PeakOf(g, with);
     for (double ratio : {0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5}) {
       const auto budget = static_cast<Bytes>(static_cast<double>(peak) * ratio);
@@ -89,7 +89,7 @@ TEST(Greedy, TheSwapNeverRaisesTheCostNorLeavesTheBudget) {
       const MethodResult a = Greedy(g, Start(g), budget, without);
       const MethodResult b = Greedy(g, Start(g), budget, with);
       EXPECT_EQ(a.status, b.status);
-      if (b.status != "feasible") continue;
+      if (b.status != Status::kFeasible) continue;
       EXPECT_LE(b.recompute_cost, a.recompute_cost);
       EXPECT_LE(b.peak, budget);
       EXPECT_EQ(CheckSchedule(g, b.schedule, with.rule), "");
@@ -104,7 +104,7 @@ TEST(Greedy, TheSwapNeverRaisesTheCostNorLeavesTheBudget) {
 TEST(Greedy, AnUnknownScoreIsBadInput) {
   const Graph g = RandomSteps().front();
   RematParams params;
-  params.greedy_score = "bytes";
+  params.greedy.score = "bytes";
   EXPECT_THROW(PlanRemat(g, 1000, params), InputError);
 }
 

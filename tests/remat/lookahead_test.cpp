@@ -88,7 +88,7 @@ TEST(Lookahead, NeverBeatsBruteForceNorExceedsTheBudgetOnTinyGraphs) {
       const detail::Evaluated e = detail::Evaluate(g, r.schedule, params);
       EXPECT_EQ(e.peak, r.peak);
       EXPECT_NEAR(e.recompute_cost, r.recompute_cost, 1e-9);
-      EXPECT_EQ(r.status, r.peak <= budget ? "feasible" : "infeasible");
+      EXPECT_EQ(r.status, r.peak <= budget ? Status::kFeasible : Status::kInfeasible);
       if (r.peak > budget) continue;
       const int recomputations = static_cast<int>(r.schedule.size() - base.size());
       if (recomputations > 3) continue;  // beyond what the brute force can enumerate
@@ -153,8 +153,8 @@ TEST(Lookahead, FitsARandomLayeredGraphWhereTheGreedyStops) {
   // machine is (sanitizer builds run many times slower). Whether the arena fits depends on
   // that search: best-fit and llfb leave both methods' schedules above the budget.
   params.time_limit_s = 1e8;
-  params.layout_search_time_limit_s = 1e6;
-  params.layout_search_max_nodes = 100'000;
+  params.fit.search_time_limit_s = 1e6;
+  params.fit.search_max_nodes = 100'000;
   const Bytes budget = NoRematPeak(g, params) * 8 / 10;
   params.method = "greedy";
   EXPECT_FALSE(PlanRemat(g, budget, params).feasible);

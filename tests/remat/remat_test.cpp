@@ -343,7 +343,7 @@ TEST(Methods, TheGreedysCopyRunsBeforeTheInPlaceWriteOfAWeightItReads) {
   const Schedule start(g.program_order.begin(), g.program_order.end());
   ASSERT_EQ(Peak(g, start), 220);
   const detail::MethodResult placed = detail::Greedy(g, start, 200, params);
-  EXPECT_EQ(placed.status, "feasible");
+  EXPECT_EQ(placed.status, Status::kFeasible);
   EXPECT_EQ(placed.peak, 200);
   EXPECT_EQ(CheckSchedule(g, placed.schedule, params.rule), "");
   EXPECT_EQ(Peak(g, placed.schedule), 200);
@@ -352,9 +352,9 @@ TEST(Methods, TheGreedysCopyRunsBeforeTheInPlaceWriteOfAWeightItReads) {
       detail::Greedy(g, start, 200, params, detail::GreedyEvaluation::kReference);
   EXPECT_EQ(full.schedule, placed.schedule);
   // Without the placement the copy would read the updated weight: the budget is out of reach.
-  params.greedy_copy_before_writes = false;
+  params.greedy.copy_before_writes = false;
   const detail::MethodResult unplaced = detail::Greedy(g, start, 200, params);
-  EXPECT_EQ(unplaced.status, "infeasible");
+  EXPECT_EQ(unplaced.status, Status::kInfeasible);
   EXPECT_GT(unplaced.peak, 200);
 }
 
@@ -370,12 +370,12 @@ TEST(Methods, TheGreedysSwapReachesBruteForceWhereItsDescentStopsAbove) {
     RematParams with;
     with.alignment = 1;
     RematParams without = with;
-    without.greedy_swap_attempts = 0;
+    without.greedy.swap_attempts = 0;
     const Bytes budget = 500;
     const Oracle o = BruteForce(g, budget, 3);
     const detail::MethodResult descent = detail::Greedy(g, start, budget, without);
     const detail::MethodResult swapped = detail::Greedy(g, start, budget, with);
-    ASSERT_EQ(swapped.status, "feasible");
+    ASSERT_EQ(swapped.status, Status::kFeasible);
     EXPECT_GT(descent.recompute_cost, o.min_cost);
     EXPECT_DOUBLE_EQ(swapped.recompute_cost, o.min_cost);
     EXPECT_LE(Peak(g, swapped.schedule), budget);
@@ -420,7 +420,7 @@ TEST(PeakLowerBound, NoScheduleGoesBelowItAtAnyOpsFirstStep) {
     const RematResult r = PlanRemat(g, bound - 1, params);
     EXPECT_GT(min_peak, bound - 1);
     EXPECT_FALSE(r.feasible);
-    EXPECT_EQ(r.status, "infeasible-proven");
+    EXPECT_EQ(r.status, Status::kInfeasibleProven);
   }
   EXPECT_GT(checked, 1000);
 }
@@ -452,7 +452,7 @@ TEST(PeakLowerBound, ABudgetBelowItIsInfeasibleProvenAndOneAtItFits) {
     SCOPED_TRACE(params.method);
     const RematResult below = PlanRemat(g, 13, params);
     EXPECT_FALSE(below.feasible);
-    EXPECT_EQ(below.status, "infeasible-proven");
+    EXPECT_EQ(below.status, Status::kInfeasibleProven);
     EXPECT_EQ(below.peak_lower_bound, 14);
     const RematResult at = PlanRemat(g, 14, params);
     EXPECT_TRUE(at.feasible);

@@ -2,10 +2,10 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/io.h"
 #include "core/memory_model.h"
-#include "remat/remat.h"
 
-namespace roam::remat {
+namespace roam {
 namespace {
 
 size_t U(int i) { return static_cast<size_t>(i); }
@@ -23,7 +23,7 @@ TEST(NodeLink, ReadsCheckmateGraphs) {
   EXPECT_EQ(g.tensors[0].size, 400);
   EXPECT_EQ(g.tensors[0].consumers, (std::vector<OpId>{1, 2}));
   EXPECT_EQ(*g.cost(0), 2.5);
-  EXPECT_EQ(OpCost(g, 2), 3.0);
+  EXPECT_EQ(*g.cost(2), 3.0);
   EXPECT_EQ(g.program_order, (std::vector<OpId>{0, 1, 2}));
 }
 
@@ -43,6 +43,43 @@ TEST(NodeLink, ReadsMoccasinGraphsWithKeyedLinksParamsAndOrder) {
   EXPECT_EQ(g.tensors[3].size, 7);
   MemoryModel m = BuildMemoryModel(g, 1);
   EXPECT_EQ(m.persistent_bytes, 7);
+}
+
+// MOCCASIN's published random layered graphs: the node's id under "name" (no "id"), links
+// naming their ends "0" and "1"; read like networkx's own spelling of the same graph.
+TEST(NodeLink, ReadsBothSpellingsOfTheSameGraph) {
+  const char* networkx = R"({"nodes": [{"id": 0, "out_cost": 10, "duration": 4},
+              {"id": 1, "out_cost": 20, "duration": 1}, {"id": 2, "out_cost": 5, "duration": 2}],
+    "links": [{"source": 0, "target": 1}, {"source": 1, "target": 2}, {"source": 0, "target": 2}]})";
+  const char* moccasin = R"({"nodes": [{"name": 0, "out_cost": 10, "duration": 4},
+              {"name": 1, "out_cost": 20, "duration": 1}, {"name": 2, "out_cost": 5, "duration": 2}],
+    "links": [{"0": 0, "1": 1}, {"0": 1, "1": 2}, {"0": 0, "1": 2}]})";
+  const Graph a = ParseNodeLink(networkx, "networkx.json");
+  const Graph b = ParseNodeLink(moccasin, "moccasin.json");
+  ASSERT_EQ(a.num_ops(), 3);
+  ASSERT_EQ(b.num_ops(), 3);
+  for (OpId op = 0; op < 3; ++op) {
+    EXPECT_EQ(a.ops[U(op)].name, b.ops[U(op)].name);
+    EXPECT_EQ(*a.cost(op), *b.cost(op));
+  }
+  for (TensorId t = 0; t < 3; ++t) {
+    EXPECT_EQ(a.tensors[U(t)].size, b.tensors[U(t)].size);
+    EXPECT_EQ(a.tensors[U(t)].consumers, b.tensors[U(t)].consumers);
+  }
+  EXPECT_EQ(b.tensors[0].consumers, (std::vector<OpId>{1, 2}));
+  // String ids under "name" work too, and a node with neither is refused naming both.
+  const Graph c = ParseNodeLink(
+      R"({"nodes": [{"name": "x", "out_cost": 1}, {"name": "y", "out_cost": 2}],
+          "links": [{"0": "x", "1": "y"}]})",
+      "named.json");
+  EXPECT_EQ(c.ops[0].name, "x");
+  EXPECT_EQ(c.tensors[0].consumers, (std::vector<OpId>{1}));
+  try {
+    ParseNodeLink(R"({"nodes": [{"out_cost": 1}], "links": []})", "none.json");
+    ADD_FAILURE() << "a node without an id was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"id\" (or \"name\")"), std::string::npos) << e.what();
+  }
 }
 
 // MOCCASIN's appendix A.3: while node v is computed, memory holds its output and every output
@@ -118,4 +155,4 @@ TEST(NodeLink, MalformedFilesNameTheElementAndField) {
 }
 
 }  // namespace
-}  // namespace roam::remat
+}  // namespace roam

@@ -8,9 +8,8 @@
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
-#include "remat/remat.h"
 
-namespace roam::remat {
+namespace roam {
 namespace {
 
 using nlohmann::json;
@@ -91,9 +90,12 @@ Graph ParseNodeLink(std::string_view text, std::string_view source) {
     const json& node = nodes[U(i)];
     std::string where = src + ": nodes[" + std::to_string(i) + "]";
     if (!node.is_object()) throw InputError(where + ": must be a JSON object");
+    // networkx writes the id under "id"; MOCCASIN's published graphs under "name".
     auto id = node.find("id");
+    if (id == node.end()) id = node.find("name");
     if (id == node.end() || !(id->is_number_integer() || id->is_string()))
-      throw InputError(where + ": field \"id\" is missing or not an integer or string");
+      throw InputError(where +
+                       ": field \"id\" (or \"name\") is missing or not an integer or string");
     if (!index.emplace(Key(*id), i).second)
       throw InputError(where + ": field \"id\" duplicates node " + Show(*id));
     Op& op = graph.ops[U(i)];
@@ -179,4 +181,4 @@ Graph ParseNodeLink(std::string_view text, std::string_view source) {
   return graph;
 }
 
-}  // namespace roam::remat
+}  // namespace roam

@@ -1,0 +1,38 @@
+// Lower bounds of remat (docs/remat.md, "Peak lower bound", "The compute lower bound"): the
+// peak no schedule goes below, and the compute overhead no schedule within a budget goes below.
+#pragma once
+
+#include <vector>
+
+#include "core/graph.h"
+#include "core/types.h"
+#include "remat/params.h"
+
+namespace roam::remat {
+
+// A peak no remat schedule of graph reaches below, whatever it recomputes and in whatever
+// order: every op is computed at least once, and at that step the planned storages it touches
+// are live, and so is every graph output one of its ancestors made (held to the end, never
+// recomputed). PeakLowerBounds gives it per op (the op's first step); PeakLowerBound is their
+// maximum. A budget below it is out of reach (status "infeasible-proven").
+std::vector<Bytes> PeakLowerBounds(const Graph& graph, Bytes alignment);
+Bytes PeakLowerBound(const Graph& graph, const RematParams& params = {});
+
+// A lower bound on the compute overhead of every schedule of graph whose theoretical peak
+// fits budget, whatever it recomputes and in whatever order (docs/remat.md, "Compute lower
+// bound"): at the step of a cut op, each storage made before the cut and read after it is
+// either live or made again after the cut by copies of its writers, and each such copy reads
+// its inputs the same way; the cheapest such choice with the live bytes within the budget is
+// a MILP (GLPK), whose proven bound is taken (the cuts: the params.overhead_bound.cuts ops
+// with the most bytes forced live, core/lower_bound.h, beyond the budget).
+struct OverheadBound {
+  double overhead = 0;      // fraction of the original total cost; 0 when nothing is proven
+  bool infeasible = false;  // proven: no schedule fits the budget at cut
+  OpId cut = kNoOp;         // the cut the bound (or the proof) comes from
+  // The best solution the MILP found at cut (a witness, not a schedule): the ops it computes
+  // again after the cut, ascending. Empty when none was found or none is needed.
+  std::vector<OpId> redone;
+};
+OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematParams& params = {});
+
+}  // namespace roam::remat

@@ -1,0 +1,46 @@
+// What a remat plan computes once and every method reads (docs/remat.md, "Methods"): the
+// graph's memory model and op costs, the base schedule, the reference peaks and cost, and the
+// partition of the base schedule (on first use; none where the order has no partition).
+// Not part of the stage's interface.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/memory_model.h"
+#include "partition/partition.h"
+#include "remat/internal.h"
+
+namespace roam::remat::detail {
+
+class Context {
+ public:
+  // start: params.base_order on graph.
+  Context(const Graph& graph, const RematParams& params);
+  Context(const Graph& graph, const RematParams& params, Schedule start);
+
+  const Graph& graph;
+  MemoryModel model;          // of graph at params.alignment
+  std::vector<double> costs;  // per op: OpCost
+  Schedule start;             // where every method starts
+  Bytes no_remat_peak = 0;    // theoretical peak of start
+  Bytes peak_lower_bound = 0;
+  double original_cost = 0;  // TotalCost
+
+  // The partition of start, computed on the first call; nullopt where the order has none.
+  const std::optional<SubgraphTree>& Partition() const;
+
+ private:
+  mutable bool partitioned_ = false;
+  mutable std::optional<SubgraphTree> partition_;
+};
+
+// Runs the improver of that name (RematParams: kImproverNames) on incumbent, as a preset runs
+// it, with time_limit_s for the exact method; named: as `--method NAME` would (the witness then
+// computes its compute bound). For the contract every improver is held to
+// (tests/remat/improver_test.cpp).
+MethodResult Improve(std::string_view name, const Context& ctx, const RematParams& params,
+                     const MethodResult& incumbent, Bytes target, double time_limit_s);
+
+}  // namespace roam::remat::detail
