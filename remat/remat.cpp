@@ -261,6 +261,12 @@ std::vector<MethodResult> Fallbacks(const Context& ctx, Bytes target, const Rema
   return found;
 }
 
+void CheckHasOps(const Graph& graph) {
+  if (graph.num_ops() == 0)
+    throw InputError("graph " + (graph.name.empty() ? std::string("(unnamed)") : graph.name) +
+                     " has no ops: there is nothing to schedule or recompute");
+}
+
 void CheckParams(const RematParams& params) {
   if (std::find(MethodNames().begin(), MethodNames().end(), params.method) == MethodNames().end())
     throw InputError("unknown remat method \"" + params.method + "\"");
@@ -276,9 +282,6 @@ void CheckParams(const RematParams& params) {
     if (Find(name).build == nullptr)
       throw InputError("remat fit.alone lists \"" + name + "\", which builds no schedule");
   if (params.alignment <= 0) throw InputError("alignment must be positive");
-  if (graph.num_ops() == 0)
-    throw InputError("graph " + (graph.name.empty() ? std::string("(unnamed)") : graph.name) +
-                     " has no ops: there is nothing to schedule or recompute");
   if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy.score) ==
       kGreedyScores.end())
     throw InputError("unknown greedy score \"" + params.greedy.score + "\" (log, peak, lifetime)");
@@ -473,6 +476,7 @@ Bytes NoRematPeak(const Graph& graph, const RematParams& params) {
 
 RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& params) {
   const auto started = std::chrono::steady_clock::now();
+  CheckHasOps(graph);
   CheckParams(params);
   const Context ctx(graph, params);
   const double setup = Since(started);
@@ -485,9 +489,7 @@ RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& param
 
 std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
                               const RematParams& sweep_params) {
-  if (graph.num_ops() == 0)
-    throw InputError("graph " + (graph.name.empty() ? std::string("(unnamed)") : graph.name) +
-                     " has no ops: there is nothing to schedule or recompute");
+  CheckHasOps(graph);
   const auto started = std::chrono::steady_clock::now();
   CheckParams(sweep_params);
   RematParams params = sweep_params;
