@@ -56,7 +56,8 @@ CsvProblem ParseLayoutCsv(std::string_view text, std::string_view source) {
   CsvProblem problem;
   std::set<std::string, std::less<>> ids;
   size_t line_no = 0;
-  ByteSum total;
+  ByteSum total, movable;
+  Bytes fixed_top = 0;  // the highest end of a buffer at a fixed offset
   size_t pos = 0;
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
@@ -152,10 +153,17 @@ CsvProblem ParseLayoutCsv(std::string_view text, std::string_view source) {
         fail(line_no, "column '" + header_name[k] + "': " + std::to_string(at) + " plus the size " +
                           std::to_string(row.size) + " ends beyond roam's maximum of " +
                           DescribeMaxBytes());
-    if (row.offset > 0 && !total.Add(row.offset))
+    // Buffers without an offset may be stacked above the highest fixed one: not beyond the
+    // maximum either. (Not the sum of the offsets: a solution file, every buffer fixed, must
+    // read back whatever its offsets add up to.)
+    if (row.offset >= 0)
+      fixed_top = std::max(fixed_top, row.offset + reach);
+    else
+      movable.Add(reach);
+    if (!AddBytes(fixed_top, movable.total()) || movable.overflowed())
       fail(line_no, "column '" + header_name[kOffset] +
-                        "': the offsets and sizes up to this row total more than roam's "
-                        "maximum of " +
+                        "': the buffers without an offset up to this row, stacked above the "
+                        "highest fixed one, would end beyond roam's maximum of " +
                         DescribeMaxBytes());
     if (!ids.insert(row.id).second)
       fail(line_no, "column '" + header_name[kId] + "': '" + row.id + "' repeats");
