@@ -211,14 +211,21 @@ def training_step(spec: StepSpec, inputs: StepInputs, flat, set_phase=lambda pha
     with torch.no_grad():
         trained = [(i, p, g) for i, (p, g) in enumerate(zip(params, grads)) if g is not None]
         state_names = optimizer_state_names(spec)
+
+        def state_of(i):
+            st = {name: state_flat[i * ns + k] for k, name in enumerate(state_names)}
+            if spec.optimizer.name in ("adam", "adamw"):
+                # A host tensor, as torch.optim keeps it when capturable=False: on a GPU the
+                # counter update and .item() run on the CPU, outside the device's memory.
+                st["step"] = torch.tensor(float(spec.optimizer.step))
+            return st
+
         if spec.precision == "bf16-master":
             # Parameter by parameter: the gradient's float32 copy steps the master, which is
             # copied back into the bfloat16 weight; one float32 gradient alive at a time.
             for i, p, g in trained:
-                st = {name: state_flat[i * ns + k] for k, name in enumerate(state_names)}
+                st = state_of(i)
                 master = st.pop("master")
-                if spec.optimizer.name in ("adam", "adamw"):
-                    st["step"] = torch.tensor(float(spec.optimizer.step))
                 opt = _optimizer(spec, [master])
                 master.grad = g.float()
                 if st:
@@ -230,11 +237,7 @@ def training_step(spec: StepSpec, inputs: StepInputs, flat, set_phase=lambda pha
         opt = _optimizer(spec, [p for _, p, _ in trained])
         for i, p, g in trained:
             p.grad = g
-            st = {name: state_flat[i * ns + k] for k, name in enumerate(state_names)}
-            if spec.optimizer.name in ("adam", "adamw"):
-                # A host tensor, as torch.optim keeps it when capturable=False: on a GPU the
-                # counter update and .item() run on the CPU, outside the device's memory.
-                st["step"] = torch.tensor(float(spec.optimizer.step))
+            st = state_of(i)
             if st:
                 opt.state[p] = st
         opt.step()
