@@ -9,8 +9,10 @@
 
 #include "apps/cli.h"
 #include "core/bytes.h"
+#include "core/deadline.h"
 #include "core/error.h"
 #include "core/io.h"
+#include "remat/model.h"
 #include "remat/remat.h"
 #include "report/svg.h"
 
@@ -29,11 +31,13 @@ struct RematOptions {
   std::string graph_out;
   std::string svg;
   bool rng_state_kept = false;
+  std::string fit_by = "arena";
   Bytes alignment = kDefaultAlignment;
   // Unset flags leave the input's remat section in force (FlagOr).
   const CLI::Option* alignment_flag = nullptr;
   const CLI::Option* method_flag = nullptr;
   const CLI::Option* time_limit_flag = nullptr;
+  const CLI::Option* fit_flag = nullptr;
   const CLI::Option* budget_flag = nullptr;
   const CLI::Option* ratio_flag = nullptr;
 };
@@ -94,10 +98,11 @@ std::string SweepSvg(const Graph& graph, const std::vector<remat::SweepPoint>& p
   return report::LineChartSvg(chart);
 }
 
-int RunSweep(const RematOptions& options, const Graph& graph, const remat::RematParams& params) {
+int RunSweep(const RematOptions& options, const Graph& graph, const remat::RematParams& params,
+             const Deadline& deadline) {
   std::vector<double> ratios;
   for (double r = 1.0; r > 1e-9; r -= options.sweep_step) ratios.push_back(r);
-  auto points = remat::Sweep(graph, ratios, params);
+  auto points = remat::Sweep(graph, ratios, params, deadline);
   const bool bounded = params.overhead_bound.in_sweep && params.overhead_bound.cuts > 0;
   if (!options.svg.empty())
     WriteFileAtomically(options.svg,
@@ -127,7 +132,32 @@ int RunSweep(const RematOptions& options, const Graph& graph, const remat::Remat
   return kOk;
 }
 
+// How the report names what the budget bounded, and the arena where the theoretical peak did.
+std::string DescribeFit(const remat::RematResult& r) {
+  if (r.fit_by != "theoretical") return "arena (offsets included)";
+  const Bytes over = r.plan.summary.actual_peak - r.budget;
+  return "theoretical peak (MOCCASIN's and Checkmate's accounting; the arena is " +
+         FormatBytes(r.plan.summary.actual_peak) +
+         (over > 0 ? ", " + FormatBytes(over) + " over the budget)" : ", within the budget)");
+}
+
+// Which default roam took for ops that draw random numbers, and why (docs/remat.md).
+std::string DescribeRng(const Graph& graph, const remat::RematParams& params) {
+  int random = 0;
+  for (const Op& op : graph.ops) random += remat::IsRandom(op.name) ? 1 : 0;
+  if (random == 0) return "";
+  if (params.rule.rng_state_kept)
+    return std::to_string(random) +
+           " random ops recomputable: the runtime restores their RNG state for a copy "
+           "(--rng-state-kept, as torch.utils.checkpoint's preserve_rng_state)";
+  return std::to_string(random) +
+         " random ops never recomputed: roam does not assume the runtime restores their RNG "
+         "state (a copy would draw other numbers); --rng-state-kept allows it";
+}
+
 int RunRemat(const RematOptions& options) {
+  // The time limit counts from here, loading the input included.
+  const auto started = Deadline::Clock::now();
   Input input = LoadInput(options.input);
   const Graph& graph = input.graph;
   remat::RematParams params = input.remat;
@@ -137,7 +167,9 @@ int RunRemat(const RematOptions& options) {
   // 0 means no limit; 1e8 s is "never" without overflowing a deadline.
   if (params.time_limit_s <= 0) params.time_limit_s = 1e8;
   if (options.rng_state_kept) params.rule.rng_state_kept = true;
-  if (options.sweep) return RunSweep(options, graph, params);
+  params.fit.by = FlagOr(options.fit_flag, options.fit_by, params.fit.by);
+  const Deadline deadline(params.time_limit_s, nullptr, {}, started);
+  if (options.sweep) return RunSweep(options, graph, params, deadline);
   if (!options.svg.empty())
     throw InputError("remat: --svg draws the curve of --sweep; add --sweep");
 
@@ -156,7 +188,7 @@ int RunRemat(const RematOptions& options) {
                        " B is more than roam's maximum of " + DescribeMaxBytes());
     budget = *b;
   }
-  remat::RematResult r = remat::PlanRemat(graph, budget, params);
+  remat::RematResult r = remat::PlanRemat(graph, budget, params, deadline);
   const Graph& rewritten = r.rewritten.graph;
   auto recomputed = ListRecomputed(graph, r);
   int computations = 0;
@@ -191,6 +223,14 @@ int RunRemat(const RematOptions& options) {
                 ? " (the plan is " + Points(r.compute_overhead - r.lower_bound) + " above it)"
                 : ""),
        nlohmann::json(r.lower_bound).dump()}};
+  extra.push_back({"fit", DescribeFit(r), nlohmann::json(r.fit_by).dump()});
+  if (r.timed_out)
+    extra.push_back({"time_limit",
+                     "reached: the searches stopped at " + std::to_string(params.time_limit_s) +
+                         " s with the best plan so far",
+                     "true"});
+  if (std::string rng = DescribeRng(graph, params); !rng.empty())
+    extra.push_back({"random_ops", rng, nlohmann::json(rng).dump()});
   for (auto& e : extra)
     if (e.key == "no-remat peak") e.key = "no_remat_peak";
   PlanOutputOptions output = options.output;
@@ -228,11 +268,19 @@ void AddRematCommand(CLI::App& app, Action& action) {
       ->capture_default_str();
   options->time_limit_flag =
       cmd->add_option("--time-limit", options->time_limit,
-                      "Seconds for the exact method and the lookahead's refinement; 0 = none "
+                      "Wall-clock cap in seconds on the whole run, an outer bound: searches are "
+                      "bounded by work, so a plan does not depend on the machine; 0 = none "
                       "(default: the config's remat.time_limit_s)")
           ->check(FiniteNumber(0, kMaxSeconds))
           ->capture_default_str();
   std::vector<std::string> methods(remat::MethodNames().begin(), remat::MethodNames().end());
+  options->fit_flag =
+      cmd->add_option("--fit", options->fit_by,
+                      "What the budget bounds: arena (default: the laid-out arena) or theoretical "
+                      "(the sum of live bytes, for comparisons with MOCCASIN and Checkmate; "
+                      "default: the config's remat.fit.by)")
+          ->check(CLI::IsMember({"arena", "theoretical"}))
+          ->capture_default_str();
   options->method_flag = cmd->add_option("--method", options->method,
                                          "Remat method (default: the config's remat.method)")
                              ->check(CLI::IsMember(methods))

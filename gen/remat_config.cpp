@@ -200,6 +200,11 @@ const std::vector<std::pair<std::string, std::vector<Field>>>& Sections() {
       {"overhead_bound",
        {Int(
             "cuts", 0, [](RematParams & p) -> auto& { return p.overhead_bound.cuts; }),
+        Int64(
+            "max_lp_iterations", 0,
+            [](RematParams & p) -> auto& { return p.overhead_bound.max_lp_iterations; }),
+        Int64(
+            "max_nodes", 0, [](RematParams & p) -> auto& { return p.overhead_bound.max_nodes; }),
         NonNegative(
             "time_limit_s", [](RematParams & p) -> auto& { return p.overhead_bound.time_limit_s; }),
         Flag(
@@ -211,11 +216,23 @@ const std::vector<std::pair<std::string, std::vector<Field>>>& Sections() {
             "max_computations", 1, [](RematParams & p) -> auto& { return p.ilp.max_computations; }),
         Int(
             "window_stages", 1, [](RematParams & p) -> auto& { return p.ilp.window_stages; }),
+        Int64(
+            "window_max_nodes", 0, [](RematParams & p) -> auto& { return p.ilp.window_max_nodes; }),
+        Int(
+            "window_sweeps", 0, [](RematParams & p) -> auto& { return p.ilp.window_sweeps; }),
         NonNegative(
             "window_time_limit_s",
-            [](RematParams & p) -> auto& { return p.ilp.window_time_limit_s; })}},
+            [](RematParams & p) -> auto& { return p.ilp.window_time_limit_s; }),
+        Int64(
+            "max_lp_iterations", 0,
+            [](RematParams & p) -> auto& { return p.ilp.max_lp_iterations; }),
+        Int64(
+            "max_nodes", 0, [](RematParams & p) -> auto& { return p.ilp.max_nodes; })}},
       {"fit",
-       {Int(
+       {Name(
+            "by", remat::kFitBy, "what the budget bounds",
+            [](RematParams & p) -> auto& { return p.fit.by; }),
+        Int(
             "retries", 0, [](RematParams & p) -> auto& { return p.fit.retries; }),
         NonNegative(
             "search_time_limit_s",

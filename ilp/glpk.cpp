@@ -96,9 +96,11 @@ struct CallbackState {
   std::optional<double> stop_at;
   const std::atomic<bool>* stop = nullptr;
   bool integral_objective = false;
-  double bound = -kInf;  // best bound seen in the tree
+  double bound = -kInf;        // best bound seen in the tree
+  std::int64_t max_nodes = 0;  // 0: no limit
   bool stopped_by_us = false;
   bool proven_optimal = false;
+  bool work_limited = false;
 };
 
 double RoundBound(double bound, bool integral) {
@@ -125,6 +127,15 @@ void Callback(glp_tree* tree, void* info) {
     }
     if (state->stop_at && objective <= *state->stop_at + 1e-9) {
       state->stopped_by_us = true;
+      glp_ios_terminate(tree);
+      return;
+    }
+  }
+  if (state->max_nodes > 0) {
+    int active = 0, current = 0, total = 0;
+    glp_ios_tree_size(tree, &active, &current, &total);
+    if (total >= state->max_nodes) {
+      state->stopped_by_us = state->work_limited = true;
       glp_ios_terminate(tree);
       return;
     }
@@ -389,6 +400,7 @@ SolveResult Problem::Solve(const SolveParams& params,
   state.stop_at = params.stop_at_objective;
   state.stop = params.stop;
   state.integral_objective = integral_objective;
+  state.max_nodes = params.max_nodes;
 
   // Root LP first (glp_intopt's own MIP presolver renumbers the columns, which would make
   // the warm start unusable in the callback), then branch-and-cut on the original columns.
@@ -404,17 +416,32 @@ SolveResult Problem::Solve(const SolveParams& params,
     // deadline would otherwise wait for the whole LP (seconds on a whole training graph).
     // Each slice resumes from the basis the last one left, without the presolver, which keeps
     // none; where no valid basis was left, from the standard one.
-    smcp.tm_lim = std::min(RemainingMs(deadline), kLpSliceMs);
+    // The iteration limit is over all slices: GLPK's it_lim counts from the problem's own
+    // iteration counter, which the slices keep adding to.
+    const std::int64_t it_cap = params.max_lp_iterations > 0
+                                    ? std::min<std::int64_t>(params.max_lp_iterations, INT_MAX)
+                                    : std::int64_t{INT_MAX};
+    auto slice_limits = [&] {
+      smcp.tm_lim = std::min(RemainingMs(deadline), kLpSliceMs);
+      smcp.it_lim = static_cast<int>(
+          std::max<std::int64_t>(1, it_cap - static_cast<std::int64_t>(glp_get_it_cnt(prob_))));
+    };
+    glp_set_it_cnt(prob_, 0);
+    slice_limits();
     ret = glp_simplex(prob_, &smcp);
     while (ret == GLP_ETMLIM && Clock::now() < deadline &&
            !(params.stop != nullptr && params.stop->load())) {
       smcp.presolve = GLP_OFF;
-      smcp.tm_lim = std::min(RemainingMs(deadline), kLpSliceMs);
+      slice_limits();
       ret = glp_simplex(prob_, &smcp);
       if (ret == GLP_EBADB) {
         glp_std_basis(prob_);
         ret = glp_simplex(prob_, &smcp);
       }
+    }
+    if (ret == GLP_EITLIM) {  // out of work on the root LP: as out of time, no bound
+      ret = GLP_ETMLIM;
+      state.work_limited = true;
     }
     if (ret == 0 && glp_get_status(prob_) == GLP_NOFEAS) ret = GLP_ENOPFS;
     if (ret == 0 && glp_get_status(prob_) != GLP_OPT) ret = GLP_EFAIL;
@@ -450,6 +477,7 @@ SolveResult Problem::Solve(const SolveParams& params,
   result.call = mapped.call;
   result.status = mapped.status;
   result.glpk_return = ret;
+  result.work_limited = state.work_limited;
   const bool glpk_solution = mip_status == GLP_OPT || mip_status == GLP_FEAS;
   if (glpk_solution && result.status != ModelStatus::kError) {
     result.values.resize(U(n));

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -46,9 +47,16 @@ enum class ColumnKind { kContinuous, kInteger, kBinary };
 
 struct SolveParams {
   double time_limit_s = 10.0;  // wall time for the whole solve (root LP and branch-and-cut)
-  double mip_gap = 0.0;        // stop once (incumbent - bound) / |incumbent| is at most this
-  bool presolve = true;        // GLPK's LP presolver for the root relaxation
-  bool cuts = true;            // Gomory, MIR, cover and clique cuts
+  // Work limits (0: none). Where they bind before the time limit, the answer does not depend
+  // on the machine's speed or load: GLPK's simplex and branch-and-cut are deterministic for a
+  // given model, so the same model stopped after the same work gives the same solution and
+  // bound. Simplex iterations count the root LP only; nodes count every branch-and-bound
+  // subproblem created. Stopping at either reads as stopping at the time limit.
+  std::int64_t max_lp_iterations = 0;
+  std::int64_t max_nodes = 0;
+  double mip_gap = 0.0;  // stop once (incumbent - bound) / |incumbent| is at most this
+  bool presolve = true;  // GLPK's LP presolver for the root relaxation
+  bool cuts = true;      // Gomory, MIR, cover and clique cuts
   // glp_scale_prob(GLP_SF_AUTO) before the root LP, as glpsol does. Unscaled, GLPK failed an
   // internal check on 4 of 34 measured order windows; scaled, none did, and a layout it could
   // not improve in 20 s was solved in 0.06 s (perf/RESULTS.md). Scaled solutions can violate
@@ -75,8 +83,9 @@ struct SolveResult {
   double best_bound = -std::numeric_limits<double>::infinity();
   double gap = std::numeric_limits<double>::infinity();  // relative, 0 when proven optimal
   double seconds = 0.0;
-  int glpk_return = 0;  // glp_intopt's (or glp_simplex's) return code, for messages
-  std::string message;  // what happened, in words
+  bool work_limited = false;  // a work limit (not the clock) ended the search early
+  int glpk_return = 0;        // glp_intopt's (or glp_simplex's) return code, for messages
+  std::string message;        // what happened, in words
 };
 
 // The one place GLPK's codes become ours. ret is glp_intopt's return value, mip_status

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/deadline.h"
 #include "core/memory_model.h"
 #include "partition/partition.h"
 #include "remat/internal.h"
@@ -17,8 +18,8 @@ namespace roam::remat::detail {
 class Context {
  public:
   // start: params.base_order on graph.
-  Context(const Graph& graph, const RematParams& params);
-  Context(const Graph& graph, const RematParams& params, Schedule start);
+  Context(const Graph& graph, const RematParams& params, Deadline deadline = {});
+  Context(const Graph& graph, const RematParams& params, Schedule start, Deadline deadline = {});
 
   const Graph& graph;
   MemoryModel model;          // of graph at params.alignment
@@ -27,6 +28,8 @@ class Context {
   Bytes no_remat_peak = 0;    // theoretical peak of start
   Bytes peak_lower_bound = 0;
   double original_cost = 0;  // TotalCost
+  // The plan's (or sweep's) wall-clock cap; every search is bounded by work first.
+  Deadline deadline;
 
   // The partition of start, computed on the first call; nullopt where the order has none.
   const std::optional<SubgraphTree>& Partition() const;

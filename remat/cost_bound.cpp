@@ -35,7 +35,8 @@ struct CutBound {
 
 CutBound BoundAtCut(const Graph& graph, const MemoryModel& model, const Dependencies& deps,
                     const std::vector<char>& recomputable, const std::vector<double>& percent,
-                    OpId cut, Bytes budget, ilp::ColumnKind kind, double time_limit_s) {
+                    OpId cut, Bytes budget, ilp::ColumnKind kind, const OverheadBoundParams& work,
+                    double time_limit_s) {
   // Strictly before and after: the cut itself is neither.
   std::vector<char> before = ReachableOps(deps, cut, /*forward=*/false);
   std::vector<char> after = ReachableOps(deps, cut, /*forward=*/true);
@@ -116,6 +117,8 @@ CutBound BoundAtCut(const Graph& graph, const MemoryModel& model, const Dependen
 
   ilp::SolveParams sp;
   sp.time_limit_s = time_limit_s;
+  sp.max_lp_iterations = work.max_lp_iterations;
+  sp.max_nodes = work.max_nodes;
   const ilp::SolveResult r = problem.Solve(sp);
   out.solver = std::string(ilp::ToString(r.status));
   if (r.status == ilp::ModelStatus::kInfeasible) {
@@ -174,7 +177,7 @@ OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematPa
   };
   for (size_t i = 0; i < cuts.size() && cuts.size() > 1; ++i) {
     const CutBound b = BoundAtCut(graph, model, deps, recomputable, percent, cuts[i], budget,
-                                  ilp::ColumnKind::kContinuous,
+                                  ilp::ColumnKind::kContinuous, params.overhead_bound,
                                   time_left() / static_cast<double>(cuts.size() - i + 1));
     if (b.infeasible) {  // the relaxation has no solution, so neither has any schedule
       out.infeasible = true;
@@ -187,7 +190,7 @@ OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematPa
   if (!cuts.empty()) {
     const OpId best = out.cut == kNoOp ? cuts.front() : out.cut;
     const CutBound b = BoundAtCut(graph, model, deps, recomputable, percent, best, budget,
-                                  ilp::ColumnKind::kBinary, time_left());
+                                  ilp::ColumnKind::kBinary, params.overhead_bound, time_left());
     if (b.infeasible) {
       out.infeasible = true;
       out.overhead = 0;

@@ -250,6 +250,7 @@ std::optional<MethodResult> RoundRelaxation(const Graph& graph, const Values& v,
   Built lp = BuildProblem(v, static_cast<double>(budget), params.ilp.max_computations, true);
   ilp::SolveParams sp;
   sp.time_limit_s = time_limit_s;
+  sp.max_lp_iterations = params.ilp.max_lp_iterations;
   ilp::SolveResult s = lp.problem.Solve(sp);
   if (!s.has_solution) return std::nullopt;
   std::optional<MethodResult> best;
@@ -287,9 +288,11 @@ std::optional<MethodResult> RoundRelaxation(const Graph& graph, const Values& v,
 }  // namespace
 
 MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
-                   const RematParams& params, const MethodResult& warm, double time_limit_s) {
+                   const RematParams& params, const MethodResult& warm, double time_limit_s,
+                   double cost_bound) {
   const auto started = std::chrono::steady_clock::now();
   MethodResult result = warm;
+  if (result.peak <= budget && result.recompute_cost <= cost_bound) return result;
   const Values v = BuildValues(graph, start, params);
   if (time_limit_s > 0)
     if (auto rounded = RoundRelaxation(graph, v, budget, params, time_limit_s / 4);
@@ -303,19 +306,27 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   }
   // Large neighbourhood search: GLPK improves an incumbent of the whole MILP slowly, but
   // solves it fast with the recomputations of all stages but a window fixed. Windows of
-  // ilp_window_stages stages, overlapping by half, sweep the base order until a sweep gains
-  // nothing or half the time is spent.
+  // ilp.window_stages stages, overlapping by half, sweep the base order until a sweep gains
+  // nothing, after ilp.window_sweeps sweeps, or (an outer cap) when half the time is spent.
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
+  // A plan that meets the compute lower bound is optimal: nothing is left to search for.
+  auto proven = [&] { return result.peak <= budget && result.recompute_cost <= cost_bound; };
   const int window = std::max(2, params.ilp.window_stages);
-  for (bool gained = incumbent.has_value(); gained && elapsed() < time_limit_s / 2;) {
+  int sweeps = 0;
+  for (bool gained = incumbent.has_value();
+       gained && sweeps < params.ilp.window_sweeps && elapsed() < time_limit_s / 2 && !proven();
+       ++sweeps) {
     gained = false;
-    for (int from = 0; from < v.n && elapsed() < time_limit_s / 2; from += window / 2) {
+    for (int from = 0; from < v.n && elapsed() < time_limit_s / 2 && !proven();
+         from += window / 2) {
       Built sub = BuildProblem(v, static_cast<double>(budget), params.ilp.max_computations, false,
                                &*incumbent, from, from + window - 1);
       ilp::SolveParams lp;
       lp.time_limit_s = std::min(time_limit_s / 2 - elapsed(), params.ilp.window_time_limit_s);
+      lp.max_nodes = params.ilp.window_max_nodes;
+      lp.max_lp_iterations = params.ilp.max_lp_iterations;
       ilp::SolveResult w = sub.problem.Solve(lp, std::span<const double>(*incumbent));
       if (!w.has_solution || w.from_incumbent || w.call != ilp::CallOutcome::kOk) continue;
       Schedule schedule = Decode(v, b.cols, w.values);
@@ -333,7 +344,14 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
     }
   }
   const MethodResult start_result = result;
+  if (proven()) {
+    result.status = Status::kOptimal;
+    return result;
+  }
   ilp::SolveParams sp;
+  sp.max_nodes = params.ilp.max_nodes;
+  sp.max_lp_iterations = params.ilp.max_lp_iterations;
+  if (std::isfinite(cost_bound)) sp.stop_at_objective = cost_bound;
   sp.time_limit_s = std::max(
       0.0, time_limit_s -
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

@@ -1,6 +1,7 @@
 // Shared between the remat methods and the driver; not part of the stage's interface.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <span>
 #include <vector>
@@ -97,9 +98,13 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
 // time_limit_s, warm-started from warm where warm fits the budget and has the MILP's shape.
 // Returns warm (its method kept) unless the MILP found a cheaper schedule within budget
 // (method "ilp"); status "optimal", "time-limit", "infeasible-proven" or "error" says what
-// the MILP proved, lower_bound is its bound on the recompute cost.
+// the MILP proved, lower_bound is its bound on the recompute cost. Its searches are bounded by
+// params.ilp's work limits, time_limit_s is an outer cap. cost_bound: a recompute cost no
+// schedule within budget goes below (the compute lower bound); a schedule that meets it ends
+// the search at once.
 MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
-                   const RematParams& params, const MethodResult& warm, double time_limit_s);
+                   const RematParams& params, const MethodResult& warm, double time_limit_s,
+                   double cost_bound = -std::numeric_limits<double>::infinity());
 
 // The block pass (blocks.cpp) on a schedule within budget: per group of consecutive
 // independent subgraphs of the partition of start (a forward segment and its mirrored backward

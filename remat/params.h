@@ -30,6 +30,8 @@ inline constexpr std::array<std::string_view, 8> kMethodNames = {
 inline constexpr std::array<std::string_view, 3> kGreedyScores = {"log", "peak", "lifetime"};
 // CheckpointParams::cuts's values.
 inline constexpr std::array<std::string_view, 3> kCheckpointCuts = {"both", "insensitive", "ops"};
+// FitParams::by's values.
+inline constexpr std::array<std::string_view, 2> kFitBy = {"arena", "theoretical"};
 
 struct RecomputeRule {
   // Ops drawing random numbers (dropout, bernoulli, rand*, normal, ...) are recomputed only
@@ -147,10 +149,14 @@ struct OverheadBoundParams {
   // ResNet-50 at one third and GPT-2 XL at half, the most forced op gave the best bound of the
   // four most forced.
   int cuts = 1;
-  // Seconds it may take in all (out of time, GLPK's proven bound stands: the LP relaxation's
-  // once that is solved, 0 before). 2 s: ResNet-50's bound at one third is 14.79% from the LP,
-  // 15.02% after 0.5 s of branching, 15.03% after 2 s.
-  double time_limit_s = 2.0;
+  // Its work: GLPK's simplex iterations per LP and branch-and-bound nodes of the best cut's
+  // MILP (0: no limit). Bounded by work, not seconds, the bound is the same on any machine;
+  // out of work, GLPK's proven bound stands (the LP relaxation's once that is solved, 0
+  // before). ResNet-50's bound at one third is 14.79% from the LP and 15.03% after branching.
+  std::int64_t max_lp_iterations = 200000;
+  std::int64_t max_nodes = 500;
+  // Seconds it may take in all, an outer cap only (also capped by the plan's time limit).
+  double time_limit_s = 30.0;
   // Whether a sweep computes it at every point (and so runs the sweep preset's witness; off,
   // GPT-2 XL's curve stays under a minute).
   bool in_sweep = false;
@@ -158,14 +164,24 @@ struct OverheadBoundParams {
 
 // The exact method ("ilp").
 struct ExactParams {
-  // Graphs with more ops than this keep the warm start (the greedy's answer).
-  int max_ops = 120;
+  // Graphs with more ops than this keep the warm start (the greedy's answer). 60: on
+  // random-layered-100 the MILP's root LPs alone take 10-25 s and it found nothing in 60 s.
+  int max_ops = 60;
   // At most this many computations of one op (MOCCASIN's C).
   int max_computations = 2;
-  // Stages per window of its neighbourhood search from the incumbent, and the seconds one
-  // window may take.
+  // Stages per window of its neighbourhood search from the incumbent, the branch-and-bound
+  // nodes one window may take, and the sweeps over the base order at most (it stops earlier
+  // after a sweep that gained nothing); window_time_limit_s caps a window's seconds.
   int window_stages = 24;
+  std::int64_t window_max_nodes = 200;
+  int window_sweeps = 2;
   double window_time_limit_s = 5.0;
+  // The simplex iterations of each root LP (the relaxation its warm start is rounded from, each
+  // window's, the whole MILP's), and the nodes of the whole MILP after the window search (0: no
+  // limit). With these, its answer does not depend on the machine; the plan's time limit stays
+  // an outer cap.
+  std::int64_t max_lp_iterations = 20000;
+  std::int64_t max_nodes = 500;
 };
 
 struct LookaheadParams {
@@ -192,12 +208,16 @@ struct FitParams {
   // Best-fit is tried on the rewritten graph, then llfb; if the arena still exceeds the
   // budget, the methods are rerun with the target lowered by the excess, at most this often.
   int retries = 4;
-  // Seconds of layout search (layout/layout.h) per attempt when best-fit and llfb both miss
-  // the schedule's theoretical peak; 0: none.
-  double search_time_limit_s = 1.0;
-  // ... and at most this many search nodes per attempt (0: no limit): with a node limit and no
-  // binding time limit, the plan does not depend on the machine's speed or load.
-  std::int64_t search_max_nodes = 0;
+  // What the budget bounds: "arena" (the laid-out arena, offsets included: what a runtime
+  // allocates) or "theoretical" (the sum of live bytes at each step, MOCCASIN's and
+  // Checkmate's accounting; for comparisons with them; the plan's arena may then exceed the
+  // budget by its fragmentation, and the report says so).
+  std::string by = "arena";
+  // Layout search (layout/layout.h) per attempt when best-fit and llfb both miss the
+  // schedule's theoretical peak: at most this many search nodes (0: none), so that the plan
+  // does not depend on the machine's speed or load; search_time_limit_s is an outer cap.
+  std::int64_t search_max_nodes = 100000;
+  double search_time_limit_s = 10.0;
   // Where that search leaves the arena over the budget: a second search (same limits) with its
   // bottom-left branching and unallocated floor in groups of any size, before the methods are
   // rerun at a lower target. On random-layered-1000 at 80% the default search stops at 921
@@ -220,7 +240,10 @@ struct FitParams {
 struct RematParams {
   std::string method = "best";
   Bytes alignment = kDefaultAlignment;
-  double time_limit_s = 60.0;  // for the exact method, over all layout attempts; others are fast
+  // Wall-clock seconds of the whole plan (a sweep: of the whole sweep), an outer cap: every
+  // search is bounded by work first (nodes, iterations, attempts), so that the same input gives
+  // the same plan on any machine; where the cap strikes, the best plan so far is returned.
+  double time_limit_s = 60.0;
   RecomputeRule rule;
   // Base order the no-remat peak and every method start from (baseline/orders.h names).
   std::string base_order = "heuristic";

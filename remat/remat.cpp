@@ -29,17 +29,18 @@ std::optional<SubgraphTree> PartitionOf(const Graph& graph, const MemoryModel& m
   }
 }
 
-Context::Context(const Graph& g, const RematParams& params)
-    : Context(g, params, BaseSchedule(g, params)) {}
+Context::Context(const Graph& g, const RematParams& params, Deadline d)
+    : Context(g, params, BaseSchedule(g, params), std::move(d)) {}
 
-Context::Context(const Graph& g, const RematParams& params, Schedule s)
+Context::Context(const Graph& g, const RematParams& params, Schedule s, Deadline d)
     : graph(g),
       model(BuildMemoryModel(g, params.alignment)),
       costs(OpCosts(g)),
       start(std::move(s)),
       no_remat_peak(TheoreticalPeak(g, model, start)),
       peak_lower_bound(PeakLowerBound(g, params)),
-      original_cost(TotalCost(g)) {}
+      original_cost(TotalCost(g)),
+      deadline(std::move(d)) {}
 
 const std::optional<SubgraphTree>& Context::Partition() const {
   if (!partitioned_) {
@@ -60,6 +61,12 @@ double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Seconds a search may still take under the plan's deadline, finite (1e8 s: none), so that the
+// solvers' own deadlines do not overflow.
+double TimeLeft(const Context& ctx) { return std::min(ctx.deadline.Remaining(), 1e8); }
+
+bool ByTheoretical(const RematParams& params) { return params.fit.by == "theoretical"; }
+
 // Of two results for one budget: the one within it at less compute, else the lower peak.
 bool Better(const MethodResult& a, const MethodResult& b, Bytes budget) {
   const bool fa = a.peak <= budget, fb = b.peak <= budget;
@@ -76,7 +83,14 @@ struct Shared {
   // The compute bound at bound_budget, computed once for the witness and the report.
   const OverheadBound* bound = nullptr;
   Bytes bound_budget = -1;
+  // A recompute cost no schedule within the budget (hence within any lower target) goes below:
+  // a schedule that meets it is optimal, and the methods after it are not run.
+  double cost_bound = -std::numeric_limits<double>::infinity();
 };
+
+bool Proven(const MethodResult& r, Bytes target, const Shared& shared) {
+  return r.peak <= target && r.recompute_cost <= shared.cost_bound;
+}
 
 // One call of the methods at a target: what they read besides the context.
 struct Call {
@@ -143,7 +157,7 @@ MethodResult SolveExactly(Call& c, const MethodResult& incumbent, Bytes target) 
   if (c.ctx.graph.num_ops() > c.params.ilp.max_ops || target < c.ctx.peak_lower_bound)
     return incumbent;
   return detail::Exact(c.ctx.graph, c.ctx.start, target, c.params, incumbent,
-                       std::max(0.0, c.time_left));
+                       std::max(0.0, c.time_left), c.shared.cost_bound);
 }
 
 struct Named {
@@ -181,7 +195,11 @@ MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
     if (!best || Better(r, *best, target)) best = std::move(r);
   }
   if (!best) throw InputError("a remat preset needs at least one builder");
-  for (const std::string& name : preset.improve) *best = Find(name).improve(c, *best, target);
+  for (const std::string& name : preset.improve) {
+    if (Proven(*best, target, c.shared) || c.ctx.deadline.Expired()) break;
+    c.time_left = TimeLeft(c.ctx);
+    *best = Find(name).improve(c, *best, target);
+  }
   return std::move(*best);
 }
 
@@ -189,7 +207,8 @@ MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
 // layout search where both miss the theoretical peak, and where the arena is still over the
 // budget, the search once more with its bottom-left branching in groups of any size.
 std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals, Bytes peak,
-                                            Bytes budget, const RematParams& params) {
+                                            Bytes budget, const RematParams& params,
+                                            double time_left) {
   std::vector<Bytes> offsets = PlaceBuffers("best-fit", intervals, params.alignment);
   Bytes actual = LayoutHeight(intervals, offsets);
   if (actual > peak) {
@@ -201,7 +220,7 @@ std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals,
   }
   auto search = [&](bool wide) {
     layout::LayoutParams lp;
-    lp.time_limit_s = params.fit.search_time_limit_s;
+    lp.time_limit_s = std::max(0.001, std::min(params.fit.search_time_limit_s, time_left));
     lp.max_nodes = params.fit.search_max_nodes;
     if (wide) {
       // The default limits keep these techniques to groups of 1,000 buffers for whole training
@@ -219,10 +238,9 @@ std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals,
   };
   // The greedy layouts missed the theoretical peak: the search engine closes the gap that
   // would otherwise cost a retry (a lower target, more recomputation).
-  if (actual > peak && params.fit.search_time_limit_s > 0) search(false);
-  if (actual > budget && actual > peak && params.fit.search_time_limit_s > 0 &&
-      params.fit.search_wide)
-    search(true);
+  const bool searching = params.fit.search_max_nodes > 0 && time_left > 0;
+  if (actual > peak && searching) search(false);
+  if (actual > budget && actual > peak && searching && params.fit.search_wide) search(true);
   return {std::move(offsets), actual};
 }
 
@@ -230,8 +248,8 @@ std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals,
 // above it): the greedy from base_order and from each of fit.fallback_base_orders, with chains
 // of greedy.max_chain and of fit.long_chain ops. Their schedules within target by the
 // theoretical peak, cheapest first, distinct, for the caller to lay out.
-// Not bound by time_limit_s (the exact method may have spent it): each fallback is one greedy
-// descent and at most two layout searches of fit.search_time_limit_s.
+// Each fallback is one greedy descent and at most two node-bounded layout searches; they stop
+// where the plan's deadline has passed.
 std::vector<MethodResult> Fallbacks(const Context& ctx, Bytes target, const RematParams& params) {
   std::vector<std::string> orders = {params.base_order};
   for (const std::string& o : params.fit.fallback_base_orders)
@@ -245,6 +263,7 @@ std::vector<MethodResult> Fallbacks(const Context& ctx, Bytes target, const Rema
     const Schedule start =
         order == params.base_order ? ctx.start : ScheduleOrder(order, ctx.graph, ctx.model);
     for (int chain : chains) {
+      if (ctx.deadline.Expired()) break;
       p.greedy.max_chain = chain;
       MethodResult r = detail::Greedy(ctx.graph, start, target, p);
       if (r.peak > target) continue;
@@ -285,6 +304,8 @@ void CheckParams(const RematParams& params) {
   if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy.score) ==
       kGreedyScores.end())
     throw InputError("unknown greedy score \"" + params.greedy.score + "\" (log, peak, lifetime)");
+  if (std::find(kFitBy.begin(), kFitBy.end(), params.fit.by) == kFitBy.end())
+    throw InputError("unknown remat fit.by \"" + params.fit.by + "\" (arena, theoretical)");
   if (std::find(kCheckpointCuts.begin(), kCheckpointCuts.end(), params.checkpoint.cuts) ==
       kCheckpointCuts.end())
     throw InputError("unknown checkpoint cut rule \"" + params.checkpoint.cuts +
@@ -300,24 +321,26 @@ struct Laid {
   detail::Evaluated eval;
   std::vector<Bytes> offsets;
   Bytes actual = std::numeric_limits<Bytes>::max();
+  Bytes measured = std::numeric_limits<Bytes>::max();  // what the budget bounds: fit.by
 };
 
 Laid LayOutSchedule(const Context& ctx, MethodResult r, Bytes budget, const RematParams& params) {
   Laid l;
   l.eval = detail::Evaluate(ctx.graph, r.schedule, params);
   auto intervals = PlannedIntervals(l.eval.model, l.eval.lifetimes);
-  std::tie(l.offsets, l.actual) = LayOut(intervals, l.eval.peak, budget, params);
+  std::tie(l.offsets, l.actual) = LayOut(intervals, l.eval.peak, budget, params, TimeLeft(ctx));
+  l.measured = ByTheoretical(params) ? l.eval.peak : l.actual;
   l.method = std::move(r);
   return l;
 }
 
-// Of two laid-out schedules for budget: the one whose arena fits at less compute, else the
-// lower arena.
+// Of two laid-out schedules for budget: the one that fits (by fit.by) at less compute, else
+// the lower peak so measured.
 bool Better(const Laid& a, const Laid& b, Bytes budget) {
-  const bool fa = a.actual <= budget, fb = b.actual <= budget;
+  const bool fa = a.measured <= budget, fb = b.measured <= budget;
   if (fa != fb) return fa;
   if (fa) return a.eval.recompute_cost < b.eval.recompute_cost;
-  return a.actual < b.actual;
+  return a.measured < b.measured;
 }
 
 // The fit loop for one preset: the methods meet a target on the theoretical peak; the layout
@@ -337,38 +360,43 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   Bytes target = budget;
   std::optional<Laid> best;
   for (int attempt = 0; attempt <= params.fit.retries; ++attempt) {
-    Call call{ctx, params, greedy_state, params.time_limit_s - Since(started), shared, !is_best};
+    Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best};
     MethodResult r = RunPreset(call, preset, target);
     shared.greedy = nullptr;
     const Bytes reached = r.peak;
     Laid l = LayOutSchedule(ctx, std::move(r), budget, params);
-    const Bytes theoretical = l.eval.peak, actual = l.actual;
+    const Bytes theoretical = l.eval.peak, actual = l.actual, measured = l.measured;
     if (!best || Better(l, *best, budget)) best = std::move(l);
-    if (actual <= budget || reached > target) break;
+    if (measured <= budget || reached > target || ctx.deadline.Expired()) break;
     // Below the peak this schedule already reached: a schedule that met the old target with
     // room to spare would otherwise come back unchanged.
     target = std::min(target, theoretical) - (actual - budget);
   }
-  if (best->actual > budget && is_best && !params.fit.fallback_base_orders.empty() &&
-      budget >= ctx.peak_lower_bound) {
+  if (best->measured > budget && is_best && !params.fit.fallback_base_orders.empty() &&
+      budget >= ctx.peak_lower_bound && !ctx.deadline.Expired()) {
     // Every attempt missed by the arena: the first fallback whose arena fits is the plan.
     // After the retries, so that a plan they find is never replaced (nor its time raised).
     for (MethodResult& f : Fallbacks(ctx, budget, params)) {
+      if (ctx.deadline.Expired()) break;
       Laid l = LayOutSchedule(ctx, std::move(f), budget, params);
-      if (l.actual > budget) continue;
+      if (l.measured > budget) continue;
       best = std::move(l);
       target = budget;
       break;
     }
   }
   const MethodResult& m = best->method;
-  result.feasible = best->actual <= budget;
+  result.fit_by = params.fit.by;
+  result.feasible = best->measured <= budget;
   result.status = result.feasible ? m.status : Status::kInfeasible;
   if (result.feasible && m.status == Status::kInfeasible) result.status = Status::kFeasible;
   // What the exact method proved about a budget it could not meet stays visible.
   if (!result.feasible && target == budget &&
       (m.status == Status::kInfeasibleProven || m.status == Status::kTimeLimit))
     result.status = m.status;
+  result.timed_out = ctx.deadline.Expired();
+  if (!result.feasible && result.timed_out && result.status == Status::kInfeasible)
+    result.status = Status::kTimeLimit;
   if (!result.feasible && budget < result.peak_lower_bound)
     result.status = Status::kInfeasibleProven;
   result.solver = m.solver;
@@ -389,6 +417,11 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   return result;
 }
 
+// The peak a result's budget bounds (fit.by).
+Bytes Reached(const RematResult& r) {
+  return r.fit_by == "theoretical" ? r.plan.summary.theoretical_peak : r.plan.summary.actual_peak;
+}
+
 // `best` picks its schedule by the theoretical peak; when the layout of the pick misses the
 // budget, the retries lower the target for all builders at once, which can end above the
 // budget, or dearer, where one builder's own retries fit (the targets they reach differ). So
@@ -399,18 +432,17 @@ RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& para
   RematResult result = Fit(ctx, budget, params, greedy_state, shared);
   if (params.method != "best") return result;
   for (const std::string& name : params.fit.alone) {
+    if (ctx.deadline.Expired()) break;
     if (result.feasible && result.method != name) continue;
     RematParams alone = params;
     alone.method = name;
-    alone.time_limit_s = std::max(0.0, params.time_limit_s - result.seconds);
     Schedule unused;
     RematResult other = Fit(ctx, budget, alone, unused, {});
     other.seconds += result.seconds;
-    const bool better =
-        other.feasible != result.feasible
-            ? other.feasible
-            : (other.feasible ? other.recompute_cost < result.recompute_cost - 1e-9
-                              : other.plan.summary.actual_peak < result.plan.summary.actual_peak);
+    const bool better = other.feasible != result.feasible
+                            ? other.feasible
+                            : (other.feasible ? other.recompute_cost < result.recompute_cost - 1e-9
+                                              : Reached(other) < Reached(result));
     if (better) {
       result = std::move(other);
     } else {
@@ -420,37 +452,29 @@ RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& para
   return result;
 }
 
-bool Lists(const Preset& preset, std::string_view name) {
-  return std::find(preset.improve.begin(), preset.improve.end(), name) != preset.improve.end();
-}
-
 // The plan, with the compute lower bound of its budget: it holds for every schedule (the
 // ilp's, where higher, within its model), and a plan that meets it is proven optimal.
 RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
                  Schedule& greedy_state, Shared shared = {}) {
-  // The witness needs the bound first; it is then computed once for both.
-  const bool witness = Lists(PresetOf(params), "witness");
-  std::optional<OverheadBound> early;
-  double early_seconds = 0;
-  if (witness && params.overhead_bound.cuts > 0) {
-    const auto started = std::chrono::steady_clock::now();
-    early = OverheadLowerBound(ctx.graph, budget, params);
-    early_seconds = Since(started);
-    shared.bound = &*early;
-    shared.bound_budget = budget;
-  }
-  RematResult result = PlanPreset(ctx, budget, params, greedy_state, shared);
-  if (params.overhead_bound.cuts <= 0) return result;
+  // The bound first: the witness follows it, and a schedule that meets it ends the search.
+  if (params.overhead_bound.cuts <= 0) return PlanPreset(ctx, budget, params, greedy_state, shared);
   const auto started = std::chrono::steady_clock::now();
-  const OverheadBound bound = early ? *early : OverheadLowerBound(ctx.graph, budget, params);
-  result.seconds += early_seconds;
+  RematParams capped = params;
+  capped.overhead_bound.time_limit_s =
+      std::min(params.overhead_bound.time_limit_s, std::max(0.001, TimeLeft(ctx)));
+  const OverheadBound bound = OverheadLowerBound(ctx.graph, budget, capped);
+  const double bound_seconds = Since(started);
+  shared.bound = &bound;
+  shared.bound_budget = budget;
+  if (!bound.infeasible) shared.cost_bound = bound.overhead * ctx.original_cost * (1 + 2e-6);
+  RematResult result = PlanPreset(ctx, budget, params, greedy_state, shared);
+  result.seconds += bound_seconds;
   if (bound.infeasible && result.feasible)
     throw std::logic_error("remat: a plan fits a budget the compute lower bound rules out");
   if (bound.infeasible) result.status = Status::kInfeasibleProven;
   result.lower_bound = std::max(result.lower_bound, bound.overhead);
   if (result.feasible && result.compute_overhead <= result.lower_bound * (1 + 2e-6))
     result.status = Status::kOptimal;
-  result.seconds += Since(started);
   result.plan.summary.seconds = result.seconds;
   return result;
 }
@@ -475,10 +499,15 @@ Bytes NoRematPeak(const Graph& graph, const RematParams& params) {
 }
 
 RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& params) {
+  return PlanRemat(graph, budget, params, Deadline(params.time_limit_s));
+}
+
+RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& params,
+                      const Deadline& deadline) {
   const auto started = std::chrono::steady_clock::now();
   CheckHasOps(graph);
   CheckParams(params);
-  const Context ctx(graph, params);
+  const Context ctx(graph, params, deadline);
   const double setup = Since(started);
   Schedule greedy_state;
   RematResult r = Plan(ctx, budget, params, greedy_state);
@@ -489,13 +518,18 @@ RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& param
 
 std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
                               const RematParams& sweep_params) {
+  return Sweep(graph, ratios, sweep_params, Deadline(sweep_params.time_limit_s));
+}
+
+std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
+                              const RematParams& sweep_params, const Deadline& deadline) {
   CheckHasOps(graph);
   const auto started = std::chrono::steady_clock::now();
   CheckParams(sweep_params);
   RematParams params = sweep_params;
   params.best = params.sweep;  // the sweep's preset is what `best` runs at each point
   if (!params.overhead_bound.in_sweep) params.overhead_bound.cuts = 0;
-  const Context ctx(graph, params);
+  const Context ctx(graph, params, deadline);
   const Bytes reference = ctx.no_remat_peak;
   std::vector<Bytes> budgets;
   for (double ratio : ratios)

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/deadline.h"
 #include "core/graph.h"
 #include "core/plan.h"
 #include "core/types.h"
@@ -63,11 +64,21 @@ struct RematResult {
   double seconds = 0;
   // PeakLowerBound: no schedule's peak is below it.
   Bytes peak_lower_bound = 0;
+  // What feasible measured against the budget (params.fit.by): the arena, or with "theoretical"
+  // the plan's theoretical peak (its arena, plan.summary.actual_peak, may then be above).
+  std::string fit_by = "arena";
+  // The plan's time limit struck before every search had done its work.
+  bool timed_out = false;
 };
 
-// Plans under budget (bytes of the arena). An infeasible budget returns feasible = false with
-// the plan of the smallest peak found.
+// Plans under budget (bytes of the arena, or of the theoretical peak with params.fit.by
+// "theoretical"). An infeasible budget returns feasible = false with the plan of the smallest
+// peak found. The searches are bounded by work (params), so the plan does not depend on the
+// machine; deadline (default: params.time_limit_s from now) is an outer cap, and where it
+// strikes the best plan so far is returned.
 RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& params = {});
+RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& params,
+                      const Deadline& deadline);
 
 // Theoretical peak of graph's base order without recomputation (the reference of ratios).
 Bytes NoRematPeak(const Graph& graph, const RematParams& params = {});
@@ -89,5 +100,7 @@ struct SweepPoint {
 // would) and the checkpoint's segmentations are evaluated once.
 std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
                               const RematParams& params = {});
+std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
+                              const RematParams& params, const Deadline& deadline);
 
 }  // namespace roam::remat

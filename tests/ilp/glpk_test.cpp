@@ -170,5 +170,59 @@ TEST(Glpk, StopsAtATargetObjective) {
   EXPECT_LE(r.objective, -9);
 }
 
+// A multi-dimensional knapsack of 40 binaries, minimised as the negated value: hard enough
+// that branch-and-bound needs many nodes with cuts off.
+Problem Knapsack() {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> value(10, 60), weight(5, 40);
+  Problem p;
+  std::vector<int> x;
+  for (int i = 0; i < 40; ++i) x.push_back(p.AddColumn(ColumnKind::kBinary, 0, 1, -value(rng)));
+  for (int r = 0; r < 5; ++r) {
+    std::vector<std::pair<int, double>> row;
+    for (int col : x) row.push_back({col, weight(rng)});
+    p.AddRow(row, -kInf, 200);
+  }
+  return p;
+}
+
+TEST(Glpk, ANodeLimitGivesTheSameAnswerEveryTimeAndReadsAsATimeLimit) {
+  SolveParams params;
+  params.cuts = false;
+  params.time_limit_s = 600;  // never binding: the work limit decides
+  params.max_nodes = 5;
+  SolveResult first = Knapsack().Solve(params), second = Knapsack().Solve(params);
+  EXPECT_TRUE(first.work_limited);
+  EXPECT_NE(first.status, ModelStatus::kOptimal);
+  EXPECT_EQ(first.status, second.status);
+  EXPECT_EQ(first.has_solution, second.has_solution);
+  EXPECT_EQ(first.values, second.values);
+  EXPECT_EQ(first.best_bound, second.best_bound);
+  params.max_nodes = 0;
+  SolveResult whole = Knapsack().Solve(params);
+  EXPECT_EQ(whole.status, ModelStatus::kOptimal);
+  EXPECT_FALSE(whole.work_limited);
+  if (first.has_solution) {
+    EXPECT_GE(first.objective, whole.objective - 1e-9);
+  }
+  EXPECT_LE(first.best_bound, whole.objective + 1e-9);
+}
+
+TEST(Glpk, AnIterationLimitStopsTheRootLpAsATimeLimitWithoutASolution) {
+  SolveParams params;
+  params.presolve = false;
+  params.max_lp_iterations = 1;
+  SolveResult r = Knapsack().Solve(params);
+  EXPECT_TRUE(r.work_limited);
+  EXPECT_EQ(r.call, CallOutcome::kOk);
+  EXPECT_EQ(r.status, ModelStatus::kNoSolutionTimeLimit);
+  EXPECT_FALSE(r.has_solution);
+  // With a warm start, the warm start stands, as at a time limit.
+  std::vector<double> none(40, 0.0);
+  SolveResult warm = Knapsack().Solve(params, std::span<const double>(none));
+  EXPECT_EQ(warm.status, ModelStatus::kFeasibleTimeLimit);
+  EXPECT_TRUE(warm.from_incumbent);
+}
+
 }  // namespace
 }  // namespace roam::ilp

@@ -1,0 +1,152 @@
+// remat under a deadline and by its work limits (docs/remat.md, "Work limits and the time
+// limit"), and what the budget bounds (fit.by: the arena, or the theoretical peak).
+#include "core/deadline.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "remat/internal.h"
+#include "remat/remat.h"
+#include "tests/remat/brute_force.h"
+#include "tests/support/layered_graph.h"
+
+namespace roam::remat {
+namespace {
+
+using Clock = Deadline::Clock;
+
+RematParams Defaults() {
+  RematParams params;
+  params.alignment = 1;
+  return params;
+}
+
+// A clock that runs `factor` times faster than the real one from its first reading: a machine
+// that many times slower, or that loaded.
+Deadline::Now Slow(double factor) {
+  const Clock::time_point start = Clock::now();
+  return [start, factor] {
+    const auto real = Clock::now() - start;
+    return start + std::chrono::duration_cast<Clock::duration>(real * factor);
+  };
+}
+
+// The same plan, bit for bit, on a machine 4x slower: every search is bounded by its work, and
+// the time limit (60 s) is only an outer cap. random-layered-30 runs every method of best, the
+// exact one included, whose MILP stops on its node limit at 90% and at 80%.
+TEST(RematDeadline, TheSamePlanOnAMachineFourTimesSlower) {
+  const Graph g = testing::RandomLayered({.nodes = 30}, 30);
+  const RematParams params = Defaults();
+  for (int percent : {90, 80}) {
+    SCOPED_TRACE(std::to_string(percent) + "%");
+    const Bytes budget = NoRematPeak(g, params) * percent / 100;
+    const RematResult normal = PlanRemat(g, budget, params);
+    const RematResult slow = PlanRemat(g, budget, params, Deadline(60, nullptr, Slow(4)));
+    ASSERT_FALSE(normal.timed_out);
+    ASSERT_FALSE(slow.timed_out);
+    EXPECT_EQ(slow.schedule, normal.schedule);
+    EXPECT_EQ(slow.plan.buffers, normal.plan.buffers);
+    EXPECT_EQ(slow.status, normal.status);
+    EXPECT_EQ(slow.lower_bound, normal.lower_bound);
+    EXPECT_EQ(slow.method, normal.method);
+  }
+}
+
+// The deadline strikes after the k-th look at the clock, for k from the start on: whatever
+// has been done by then, the answer is a valid, faithful plan, within the budget where it says
+// so, and where nothing fitted in time the status says the time ran out.
+TEST(RematDeadline, WhereverTheDeadlineStrikesTheAnswerIsValid) {
+  const Graph g = testing::RandomLayered({.nodes = 80}, 80);  // above ilp.max_ops: fast
+  const RematParams params = Defaults();
+  const Bytes budget = NoRematPeak(g, params) * 85 / 100;
+  int timed_out = 0;
+  for (int k : {0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89}) {
+    SCOPED_TRACE("deadline after " + std::to_string(k) + " readings");
+    auto readings = std::make_shared<int>(0);
+    const Clock::time_point start = Clock::now();
+    Deadline::Now now = [readings, start, k] {
+      return (*readings)++ < k ? start : start + std::chrono::hours(1);
+    };
+    const RematResult r = PlanRemat(g, budget, params, Deadline(60, nullptr, now, start));
+    EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
+    EXPECT_EQ(CheckFaithful(r.rewritten.graph, &g), "");
+    if (r.feasible) {
+      EXPECT_LE(r.plan.summary.actual_peak, budget);
+    } else {
+      EXPECT_TRUE(r.status == Status::kTimeLimit || r.status == Status::kInfeasible) << r.status;
+    }
+    if (r.timed_out) ++timed_out;
+    if (!r.feasible && r.timed_out) {
+      EXPECT_EQ(r.status, Status::kTimeLimit);
+    }
+  }
+  EXPECT_GT(timed_out, 0);
+}
+
+// A schedule that meets the compute lower bound is optimal: the improvers after it, the exact
+// method's MILP among them, are not run (its solver call stays empty), and the plan is the
+// same as when they run.
+TEST(RematDeadline, APlanThatMeetsItsLowerBoundEndsTheSearch) {
+  int proven = 0;
+  for (const Graph& g : testing::TinyRematGraphs(5)) {
+    RematParams params = Defaults();
+    const Bytes no_remat = NoRematPeak(g, params);
+    for (Bytes budget = no_remat; budget >= no_remat * 6 / 10 && budget > 0; --budget) {
+      SCOPED_TRACE(g.name + " budget " + std::to_string(budget));
+      const RematResult r = PlanRemat(g, budget, params);
+      if (!r.feasible || r.status != Status::kOptimal || r.solver.size() > 0) continue;
+      if (r.compute_overhead > r.lower_bound * (1 + 2e-6)) continue;  // the exact method's
+      ++proven;
+      RematParams unbounded = params;
+      unbounded.overhead_bound.cuts = 0;  // no bound: every improver runs
+      const RematResult all = PlanRemat(g, budget, unbounded);
+      EXPECT_TRUE(all.feasible);
+      EXPECT_NEAR(all.compute_overhead, r.compute_overhead, 1e-9);
+    }
+  }
+  EXPECT_GT(proven, 0);
+}
+
+// fit.by "theoretical": the budget bounds the sum of live bytes (MOCCASIN's accounting), not
+// the arena. Against brute force on tiny graphs: a plan said to fit has its theoretical peak
+// within the budget and, where its schedule lies in brute force's space, costs no less than
+// the cheapest schedule there; a budget the arena meets is met by the theoretical peak too; and
+// the result says what it measured.
+TEST(RematFitBy, TheTheoreticalPeakAgainstBruteForce) {
+  for (const Graph& g : testing::TinyRematGraphs(3)) {
+    RematParams arena = Defaults(), theoretical = Defaults();
+    theoretical.fit.by = "theoretical";
+    const Bytes no_remat = NoRematPeak(g, arena);
+    for (Bytes budget = no_remat; budget >= no_remat / 2 && budget > 0; --budget) {
+      SCOPED_TRACE(g.name + " budget " + std::to_string(budget));
+      const RematResult a = PlanRemat(g, budget, arena);
+      const RematResult t = PlanRemat(g, budget, theoretical);
+      EXPECT_EQ(a.fit_by, "arena");
+      EXPECT_EQ(t.fit_by, "theoretical");
+      EXPECT_EQ(ValidatePlan(t.rewritten.graph, t.plan), "");
+      EXPECT_EQ(t.feasible, t.plan.summary.theoretical_peak <= budget);
+      if (a.feasible) {
+        EXPECT_TRUE(t.feasible);
+      }
+      if (!t.feasible) continue;
+      int recomputations = static_cast<int>(t.schedule.size()) - g.num_ops();
+      if (recomputations <= 2) {
+        EXPECT_GE(t.recompute_cost, testing::BruteForceCost(g, budget, 2) - 1e-9);
+      }
+    }
+  }
+}
+
+TEST(RematFitBy, AnUnknownMeasureIsAnInputError) {
+  const Graph g = testing::RandomLayered({.nodes = 10}, 10);
+  RematParams params = Defaults();
+  params.fit.by = "offsets";
+  EXPECT_THROW(PlanRemat(g, NoRematPeak(g, params), params), std::exception);
+}
+
+}  // namespace
+}  // namespace roam::remat
