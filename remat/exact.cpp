@@ -16,13 +16,14 @@
 #include <map>
 #include <optional>
 
+#include "core/deadline.h"
+#include "core/types.h"
 #include "ilp/glpk.h"
 #include "remat/internal.h"
 #include "remat/values.h"
 
 namespace roam::remat::detail {
 namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The MILP's columns, by (stage, position).
@@ -305,17 +306,15 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   // solves it fast with the recomputations of all stages but a window fixed. Windows of
   // ilp_window_stages stages, overlapping by half, sweep the base order until a sweep gains
   // nothing or half the time is spent.
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  };
   const int window = std::max(2, params.ilp.window_stages);
-  for (bool gained = incumbent.has_value(); gained && elapsed() < time_limit_s / 2;) {
+  for (bool gained = incumbent.has_value(); gained && SecondsSince(started) < time_limit_s / 2;) {
     gained = false;
-    for (int from = 0; from < v.n && elapsed() < time_limit_s / 2; from += window / 2) {
+    for (int from = 0; from < v.n && SecondsSince(started) < time_limit_s / 2; from += window / 2) {
       Built sub = BuildProblem(v, static_cast<double>(budget), params.ilp.max_computations, false,
                                &*incumbent, from, from + window - 1);
       ilp::SolveParams lp;
-      lp.time_limit_s = std::min(time_limit_s / 2 - elapsed(), params.ilp.window_time_limit_s);
+      lp.time_limit_s =
+          std::min(time_limit_s / 2 - SecondsSince(started), params.ilp.window_time_limit_s);
       ilp::SolveResult w = sub.problem.Solve(lp, std::span<const double>(*incumbent));
       if (!w.has_solution || w.from_incumbent || w.call != ilp::CallOutcome::kOk) continue;
       Schedule schedule = Decode(v, b.cols, w.values);
@@ -334,9 +333,7 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   }
   const MethodResult start_result = result;
   ilp::SolveParams sp;
-  sp.time_limit_s = std::max(
-      0.0, time_limit_s -
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  sp.time_limit_s = std::max(0.0, time_limit_s - SecondsSince(started));
   ilp::SolveResult s =
       incumbent ? b.problem.Solve(sp, std::span<const double>(*incumbent)) : b.problem.Solve(sp);
   result.solver = std::string(ilp::ToString(s.call));

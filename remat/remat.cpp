@@ -10,9 +10,10 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "baseline/layouts.h"
 #include "baseline/orders.h"
+#include "core/deadline.h"
 #include "core/error.h"
+#include "layout/best.h"
 #include "layout/layout.h"
 #include "remat/context.h"
 #include "remat/internal.h"
@@ -55,10 +56,6 @@ namespace {
 
 using detail::Context;
 using detail::MethodResult;
-
-double Since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // Of two results for one budget: the one within it at less compute, else the lower peak.
 bool Better(const MethodResult& a, const MethodResult& b, Bytes budget) {
@@ -190,15 +187,9 @@ MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
 // budget, the search once more with its bottom-left branching in groups of any size.
 std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals, Bytes peak,
                                             Bytes budget, const RematParams& params) {
-  std::vector<Bytes> offsets = PlaceBuffers("best-fit", intervals, params.alignment);
-  Bytes actual = LayoutHeight(intervals, offsets);
-  if (actual > peak) {
-    std::vector<Bytes> other = PlaceBuffers("llfb", intervals, params.alignment);
-    if (Bytes h = LayoutHeight(intervals, other); h < actual) {
-      actual = h;
-      offsets = std::move(other);
-    }
-  }
+  layout::BestLayout best(intervals, params.alignment);
+  best.OfferBestFit();
+  if (best.height() > peak) best.OfferLlfb();
   auto search = [&](bool wide) {
     layout::LayoutParams lp;
     lp.time_limit_s = params.fit.search_time_limit_s;
@@ -210,20 +201,16 @@ std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals,
       lp.search.bottom_left_max_buffers = std::numeric_limits<int>::max();
       lp.search.unallocated_floor_max_buffers = std::numeric_limits<int>::max();
     }
-    const layout::LayoutResult l =
-        layout::SolveLayout(intervals, params.alignment, lp, std::span<const Bytes>(offsets));
-    if (l.call == layout::LayoutCall::kOk && l.height < actual) {
-      actual = l.height;
-      offsets = l.offsets;
-    }
+    best.Search(lp);
   };
   // The greedy layouts missed the theoretical peak: the search engine closes the gap that
   // would otherwise cost a retry (a lower target, more recomputation).
-  if (actual > peak && params.fit.search_time_limit_s > 0) search(false);
-  if (actual > budget && actual > peak && params.fit.search_time_limit_s > 0 &&
+  if (best.height() > peak && params.fit.search_time_limit_s > 0) search(false);
+  if (best.height() > budget && best.height() > peak && params.fit.search_time_limit_s > 0 &&
       params.fit.search_wide)
     search(true);
-  return {std::move(offsets), actual};
+  const Bytes height = best.height();
+  return {best.TakeOffsets(), height};
 }
 
 // Where the chosen schedule's arena misses the budget (fragmentation, or a theoretical peak
@@ -337,7 +324,8 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   Bytes target = budget;
   std::optional<Laid> best;
   for (int attempt = 0; attempt <= params.fit.retries; ++attempt) {
-    Call call{ctx, params, greedy_state, params.time_limit_s - Since(started), shared, !is_best};
+    Call call{ctx,    params,  greedy_state, params.time_limit_s - SecondsSince(started),
+              shared, !is_best};
     MethodResult r = RunPreset(call, preset, target);
     shared.greedy = nullptr;
     const Bytes reached = r.peak;
@@ -378,7 +366,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   result.compute_overhead =
       result.original_cost > 0 ? result.recompute_cost / result.original_cost : 0.0;
   result.schedule = m.schedule;
-  result.seconds = Since(started);
+  result.seconds = SecondsSince(started);
   Rewritten& rw = best->eval.rewritten;
   result.plan = AssemblePlan(rw.graph, best->eval.model, rw.order, best->offsets, result.seconds);
   if (std::string problem = ValidatePlan(rw.graph, result.plan); !problem.empty())
@@ -435,7 +423,7 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
   if (witness && params.overhead_bound.cuts > 0) {
     const auto started = std::chrono::steady_clock::now();
     early = OverheadLowerBound(ctx.graph, budget, params);
-    early_seconds = Since(started);
+    early_seconds = SecondsSince(started);
     shared.bound = &*early;
     shared.bound_budget = budget;
   }
@@ -450,7 +438,7 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
   result.lower_bound = std::max(result.lower_bound, bound.overhead);
   if (result.feasible && result.compute_overhead <= result.lower_bound * (1 + 2e-6))
     result.status = Status::kOptimal;
-  result.seconds += Since(started);
+  result.seconds += SecondsSince(started);
   result.plan.summary.seconds = result.seconds;
   return result;
 }
@@ -479,7 +467,7 @@ RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& param
   CheckHasOps(graph);
   CheckParams(params);
   const Context ctx(graph, params);
-  const double setup = Since(started);
+  const double setup = SecondsSince(started);
   Schedule greedy_state;
   RematResult r = Plan(ctx, budget, params, greedy_state);
   r.seconds += setup;
@@ -521,7 +509,7 @@ std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios
   }
   if (checkpoint)
     checkpoints = detail::CheckpointOptions(graph, ctx.start, params, &ctx.Partition());
-  const double shared_seconds = Since(started);
+  const double shared_seconds = SecondsSince(started);
   std::vector<SweepPoint> points;
   for (size_t i = 0; i < ratios.size(); ++i) {
     SweepPoint p;
