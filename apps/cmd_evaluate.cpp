@@ -5,6 +5,7 @@
 #include "apps/cli.h"
 #include "baseline/layouts.h"
 #include "baseline/orders.h"
+#include "core/deadline.h"
 #include "core/error.h"
 #include "core/memory_model.h"
 
@@ -37,8 +38,7 @@ int RunEvaluate(const EvaluateOptions& options) {
   std::vector<OpId> order = ScheduleOrder(options.order, graph, model);
   auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, order));
   std::vector<Bytes> offsets = PlaceBuffers(options.layout, intervals, alignment);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds = SecondsSince(started);
   Plan plan = AssemblePlan(graph, model, std::move(order), offsets, seconds);
   return EmitPlan(graph, plan, options.output,
                   {{"order", options.order, "\"" + options.order + "\""},

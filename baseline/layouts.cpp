@@ -10,13 +10,12 @@
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/placement.h"
+#include "core/types.h"
 
 namespace roam {
 
 namespace {
 constexpr std::array<std::string_view, 3> kNames = {"pytorch", "llfb", "best-fit"};
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 std::vector<size_t> Indices(size_t n) {
   std::vector<size_t> order(n);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/memory_model.h"
+#include "core/placement.h"  // GreedyBestFitPlacement, the rule behind llfb and best-fit
 
 namespace roam {
 
@@ -20,13 +21,6 @@ std::span<const std::string_view> LayoutNames();
 // would end beyond kMaxBytes. Deterministic.
 std::vector<Bytes> PlaceBuffers(std::string_view name, std::span<const Interval> intervals,
                                 Bytes alignment);
-
-// The greedy placement behind llfb and best-fit, in a given order of interval indices: each
-// interval goes to the smallest gap between the already placed intervals it shares a step
-// with that holds it (ties: lowest offset), at the gap's bottom; with no such gap, right above
-// the highest of them. Offsets are rounded up to the alignment. Intervals not in order get 0.
-std::vector<Bytes> GreedyBestFitPlacement(std::span<const Interval> intervals,
-                                          std::span<const size_t> order, Bytes alignment);
 
 // The constants of PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp) with
 // its default configuration. Requests are rounded up to lcm(min_block_size, alignment).

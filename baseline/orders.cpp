@@ -8,14 +8,13 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/types.h"
 
 namespace roam {
 
 namespace {
 constexpr std::array<std::string_view, 5> kNames = {"program", "lescea", "xla-list", "xla-dfs",
                                                     "heuristic"};
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 OpId RootProducer(const Graph& graph, const MemoryModel& model, StorageId sid) {
   return graph.tensors[U(model.storages[U(sid)].root)].producer;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "batch/batch.h"
+#include "core/deadline.h"
 #include "core/io.h"
 #include "report/svg.h"
 
@@ -140,8 +141,7 @@ std::vector<RunRecord> RunAll(const std::vector<RunSpec>& specs, const RunnerPar
       std::lock_guard lock(mutex);
       ++state.done;
       if (!records[i].ok) ++state.failed;
-      state.elapsed_s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      state.elapsed_s = SecondsSince(started);
       if (progress) progress(state);
     }
   };

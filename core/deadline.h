@@ -16,6 +16,23 @@
 
 namespace roam {
 
+// Seconds since a point of the steady clock: what a stage or solver reports as its time.
+inline double SecondsSince(std::chrono::steady_clock::time_point started) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+// Seconds since it was made, for a call that times itself.
+class Stopwatch {
+ public:
+  using Clock = std::chrono::steady_clock;
+  Stopwatch() : started_(Clock::now()) {}
+  double Seconds() const { return SecondsSince(started_); }
+  Clock::time_point started() const { return started_; }
+
+ private:
+  Clock::time_point started_;
+};
+
 class Deadline {
  public:
   using Clock = std::chrono::steady_clock;

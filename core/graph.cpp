@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/types.h"
 
 namespace roam {
 namespace {
@@ -28,8 +29,6 @@ constexpr std::array<std::pair<TensorKind, std::string_view>, 8> kKindNames = {{
     {TensorKind::kTemporary, "temporary"},
     {TensorKind::kControl, "control"},
 }};
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 void FillCsr(int n, std::vector<std::pair<OpId, OpId>>& edges, bool by_first,
              std::vector<int>& begin, std::vector<OpId>& adj) {

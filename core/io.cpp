@@ -18,13 +18,13 @@
 
 #include "core/bytes.h"
 #include "core/error.h"
+#include "core/types.h"
 
 namespace roam {
 namespace {
 
 using nlohmann::json;
 using ordered_json = nlohmann::ordered_json;
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // Turns a byte offset into "line L, column C" for parse errors.
 std::string LineColumn(std::string_view text, size_t byte) {

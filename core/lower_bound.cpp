@@ -6,10 +6,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/types.h"
+
 namespace roam {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // Forced bytes of up to 64 ops at once. Bit i of ancestor[x] says x is an ancestor-or-self of
 // the i-th op, of descendant[x] that x is a descendant-or-self of it; a storage is forced at the

@@ -7,12 +7,9 @@
 
 #include "core/bytes.h"
 #include "core/error.h"
+#include "core/types.h"
 
 namespace roam {
-namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
-}  // namespace
-
 namespace {
 std::string GraphName(const Graph& graph) {
   return graph.name.empty() ? std::string("the graph") : "graph " + graph.name;

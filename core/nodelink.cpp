@@ -8,12 +8,12 @@
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
+#include "core/types.h"
 
 namespace roam {
 namespace {
 
 using nlohmann::json;
-size_t U(int i) { return static_cast<size_t>(i); }
 
 std::string FormatDouble(double value) {
   char text[64];

@@ -13,12 +13,32 @@
 
 namespace roam {
 
-// The greedy placement behind llfb and best-fit, in a given order of interval indices: each
-// interval goes to the smallest gap between the already placed intervals it shares a step with
-// that holds it (ties: lowest offset), at the gap's bottom; with no such gap, right above
-// the highest of them. Offsets are rounded up to the alignment. Intervals not in order get 0.
+// Where the greedy placer puts an interval among the already placed ones it shares a step with.
+enum class Fit {
+  kSmallestGap,  // the smallest gap that holds it (ties: lowest), at its bottom; else on top
+  kLowest,       // the lowest offset that holds it (first fit)
+};
+
+// The one greedy placer: first every interval with a fixed offset (fixed[i] >= 0) at it, then
+// the intervals of `order` one at a time by `fit`, each offset rounded up to its alignment
+// (alignments: one for all, or one per interval). Intervals in neither get their fixed offset
+// or 0; so do zero-size ones, which conflict with nothing. Fixed offsets must not overlap.
+std::vector<Bytes> GreedyPlacement(std::span<const Interval> intervals,
+                                   std::span<const size_t> order, Fit fit,
+                                   std::span<const Bytes> alignments,
+                                   std::span<const Bytes> fixed = {});
+
+// The placement behind llfb and best-fit: GreedyPlacement by kSmallestGap with no fixed
+// offsets. Intervals not in order get 0.
 std::vector<Bytes> GreedyBestFitPlacement(std::span<const Interval> intervals,
                                           std::span<const size_t> order, Bytes alignment);
+
+// Largest first, the exact engines' greedy start: the fixed intervals where they are, then the
+// others by decreasing size, longer lifetime first on ties, each at the lowest offset free over
+// its lifetime (kLowest). fixed: empty, or one per interval (-1 for a free one).
+std::vector<Bytes> LargestFirstLayout(std::span<const Interval> intervals,
+                                      std::span<const Bytes> alignments,
+                                      std::span<const Bytes> fixed = {});
 
 // Long-lived first (llfb): GreedyBestFitPlacement by decreasing lifetime, then size.
 // Throws InputError for a non-positive alignment.

@@ -5,10 +5,10 @@
 #include <sstream>
 
 #include "core/bytes.h"
+#include "core/types.h"
 
 namespace roam {
 namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
 
 PlanSummary Summarize(const MemoryModel& model, Bytes theoretical, Bytes actual, int ops,
                       double seconds) {

@@ -6,11 +6,9 @@
 #include <string>
 #include <unordered_map>
 
-namespace roam {
-namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
-}  // namespace
+#include "core/types.h"
 
+namespace roam {
 std::string_view ToString(Crossing crossing) {
   switch (crossing) {
     case Crossing::kInner:

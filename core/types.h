@@ -1,6 +1,7 @@
 // Core vocabulary of roam: the domain quantities every stage passes around.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -21,6 +22,10 @@ inline constexpr Bytes kDefaultAlignment = 512;  // CUDA caching allocator's rou
 // The most worker threads any setting may ask for (--threads, --jobs, --threads-per-job,
 // planner.threads): above any machine's cores, and far below what oneTBB can create.
 inline constexpr int kMaxThreads = 1024;
+
+// An index as the standard containers take it: ids and steps are signed (-1 means none), so
+// every subscript by one goes through here (the build warns on sign conversions).
+constexpr std::size_t U(std::int64_t i) { return static_cast<std::size_t>(i); }
 
 // Rounds up to a multiple of alignment; a size of 0 stays 0 (a pure ordering edge). Exact for
 // sizes up to kMaxBytes and alignments up to kMaxAlignment (core/bytes.h), which is all the

@@ -4,10 +4,10 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/types.h"
+
 namespace roam::gen {
 namespace {
-
-size_t U(std::int64_t i) { return static_cast<size_t>(i); }
 
 [[noreturn]] void Bug(const std::string& what) {
   throw std::logic_error("graph generator: " + what);

@@ -3,15 +3,10 @@
 // backward formulas as PyTorch 1.13's derivatives.yaml (2.x's for the fused attention).
 #include <cmath>
 
+#include "core/types.h"
 #include "gen/aten.h"
 
 namespace roam::gen {
-namespace {
-
-size_t U(std::int64_t i) { return static_cast<size_t>(i); }
-
-}  // namespace
-
 V Ops::Cast(V x, DType dtype) {
   const DType from = t_.dtype(x);
   if (from == dtype) return x;

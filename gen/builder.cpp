@@ -8,12 +8,11 @@
 #include <tuple>
 
 #include "core/bytes.h"
+#include "core/types.h"
 #include "gen/cost.h"
 
 namespace roam::gen {
 namespace {
-
-size_t U(std::int64_t i) { return static_cast<size_t>(i); }
 
 [[noreturn]] void Bug(const std::string& what) {
   throw std::logic_error("graph generator: " + what);

@@ -12,12 +12,13 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/deadline.h"
+#include "core/types.h"
+
 namespace roam::ilp {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // Problems alive on this thread; the thread's GLPK environment is freed when it drops to 0.
 thread_local int live_problems = 0;
@@ -310,6 +311,41 @@ std::string Problem::CheckFeasible(std::span<const double> values, double tolera
   return {};
 }
 
+void Problem::Load() {
+  const int n = num_columns(), m = num_rows();
+  prob_ = glp_create_prob();
+  ++live_problems;
+  glp_set_obj_dir(prob_, GLP_MIN);
+  if (n > 0) glp_add_cols(prob_, n);
+  if (m > 0) glp_add_rows(prob_, m);
+  glp_set_obj_coef(prob_, 0, objective_constant_);
+  for (int j = 0; j < n; ++j) {
+    const Column& c = columns_[U(j)];
+    glp_set_col_kind(prob_, j + 1, c.kind == ColumnKind::kContinuous ? GLP_CV : GLP_IV);
+    glp_set_col_bnds(prob_, j + 1, BoundType(c.lower, c.upper),
+                     std::isfinite(c.lower) ? c.lower : 0, std::isfinite(c.upper) ? c.upper : 0);
+    glp_set_obj_coef(prob_, j + 1, c.objective);
+  }
+  for (int i = 0; i < m; ++i) {
+    const double lo = row_lower_[U(i)], up = row_upper_[U(i)];
+    glp_set_row_bnds(prob_, i + 1, BoundType(lo, up), std::isfinite(lo) ? lo : 0,
+                     std::isfinite(up) ? up : 0);
+  }
+  std::vector<int> ia(1, 0), ja(1, 0);
+  std::vector<double> ar(1, 0.0);
+  ia.reserve(entry_col_.size() + 1);
+  ja.reserve(entry_col_.size() + 1);
+  ar.reserve(entry_col_.size() + 1);
+  for (int i = 0; i < m; ++i) {
+    for (int k = row_begin_[U(i)]; k < row_begin_[U(i) + 1]; ++k) {
+      ia.push_back(i + 1);
+      ja.push_back(entry_col_[U(k)] + 1);
+      ar.push_back(entry_val_[U(k)]);
+    }
+  }
+  glp_load_matrix(prob_, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+}
+
 SolveResult Problem::Solve(const SolveParams& params,
                            std::optional<std::span<const double>> incumbent) {
   CheckThread();
@@ -320,7 +356,7 @@ SolveResult Problem::Solve(const SolveParams& params,
       started + std::chrono::duration_cast<Clock::duration>(
                     std::chrono::duration<double>(std::max(params.time_limit_s, 0.0)));
   SolveResult result;
-  const int n = num_columns(), m = num_rows();
+  const int n = num_columns();
 
   std::vector<double> warm;  // 1-based copy of the incumbent
   double warm_objective = kInf;
@@ -356,39 +392,7 @@ SolveResult Problem::Solve(const SolveParams& params,
   }
 
   // Load the model once, into a glp_prob that lives only during this call (see RunTrapped).
-  prob_ = glp_create_prob();
-  ++live_problems;
-  glp_set_obj_dir(prob_, GLP_MIN);
-  if (n > 0) glp_add_cols(prob_, n);
-  if (m > 0) glp_add_rows(prob_, m);
-  glp_set_obj_coef(prob_, 0, objective_constant_);
-  for (int j = 0; j < n; ++j) {
-    const Column& c = columns_[U(j)];
-    glp_set_col_kind(prob_, j + 1, c.kind == ColumnKind::kContinuous ? GLP_CV : GLP_IV);
-    glp_set_col_bnds(prob_, j + 1, BoundType(c.lower, c.upper),
-                     std::isfinite(c.lower) ? c.lower : 0, std::isfinite(c.upper) ? c.upper : 0);
-    glp_set_obj_coef(prob_, j + 1, c.objective);
-  }
-  for (int i = 0; i < m; ++i) {
-    const double lo = row_lower_[U(i)], up = row_upper_[U(i)];
-    glp_set_row_bnds(prob_, i + 1, BoundType(lo, up), std::isfinite(lo) ? lo : 0,
-                     std::isfinite(up) ? up : 0);
-  }
-  {
-    std::vector<int> ia(1, 0), ja(1, 0);
-    std::vector<double> ar(1, 0.0);
-    ia.reserve(entry_col_.size() + 1);
-    ja.reserve(entry_col_.size() + 1);
-    ar.reserve(entry_col_.size() + 1);
-    for (int i = 0; i < m; ++i) {
-      for (int k = row_begin_[U(i)]; k < row_begin_[U(i) + 1]; ++k) {
-        ia.push_back(i + 1);
-        ja.push_back(entry_col_[U(k)] + 1);
-        ar.push_back(entry_val_[U(k)]);
-      }
-    }
-    glp_load_matrix(prob_, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
-  }
+  Load();
 
   TermSink sink;
   sink.log = &params.log;
@@ -532,7 +536,7 @@ SolveResult Problem::Solve(const SolveParams& params,
     const double diff = result.objective - result.best_bound;
     result.gap = diff <= 1e-9 ? 0.0 : diff / std::max(std::abs(result.objective), 1e-9);
   }
-  result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  result.seconds = SecondsSince(started);
   result.message = msg.str();
   return result;
 }

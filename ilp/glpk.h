@@ -134,6 +134,8 @@ class Problem {
     double lower, upper, objective;
   };
   void CheckThread() const;
+  // Creates prob_ and loads the columns, rows and matrix into it.
+  void Load();
 
   glp_prob* prob_ = nullptr;
   std::thread::id owner_;

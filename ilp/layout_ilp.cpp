@@ -9,14 +9,12 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/deadline.h"
 #include "core/placement.h"
+#include "core/types.h"
 
 namespace roam::ilp {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
-
-bool Overlap(const Interval& a, const Interval& b) { return a.start <= b.end && b.start <= a.end; }
 
 // Pairs (i < j) of positive-size intervals sharing a step, stopping after limit + 1 pairs.
 std::vector<std::pair<int, int>> OverlappingPairs(std::span<const Interval> intervals,
@@ -82,6 +80,125 @@ std::int64_t Height(std::span<const Interval> units, std::span<const std::int64_
   return h;
 }
 
+double Gap(Bytes height, Bytes bound) {
+  return height == 0 ? 0.0 : static_cast<double>(height - bound) / static_cast<double>(height);
+}
+
+// Symmetry breaking. Identical free buffers (same size and lifetime) are ordered bottom-up by
+// index; without pinned buffers one pair of free, non-identical overlapping buffers is ordered
+// too (every layout has a mirror image of the same height).
+struct Symmetry {
+  std::vector<int> group;  // per buffer: its group of identical buffers, or -1
+  std::vector<std::vector<int>> groups;
+  std::optional<std::pair<int, int>> mirror_pair;
+};
+
+// The symmetries to break, with the incumbent `inc` (of height `upper`) brought into their
+// canonical form: mirroring and permuting identical buffers keep it valid and keep its height.
+Symmetry BreakSymmetry(std::span<const Interval> units, std::span<const std::pair<int, int>> pairs,
+                       const std::vector<char>& is_pinned, const LayoutIlpParams& params,
+                       std::int64_t upper, std::vector<std::int64_t>& inc) {
+  const int n = static_cast<int>(units.size());
+  Symmetry sym;
+  sym.group.assign(U(n), -1);
+  if (params.symmetry_breaking) {
+    std::map<std::tuple<std::int64_t, Step, Step>, int> key_group;
+    std::vector<std::vector<int>> members;
+    for (int i = 0; i < n; ++i) {
+      if (is_pinned[U(i)] || units[U(i)].size == 0) continue;
+      auto [it, added] = key_group.try_emplace(
+          {units[U(i)].size, units[U(i)].start, units[U(i)].end}, static_cast<int>(members.size()));
+      if (added) members.emplace_back();
+      members[U(it->second)].push_back(i);
+    }
+    for (auto& m : members) {
+      if (m.size() < 2) continue;
+      for (int i : m) sym.group[U(i)] = static_cast<int>(sym.groups.size());
+      sym.groups.push_back(m);
+    }
+  }
+  if (params.symmetry_breaking && params.pinned_bottom.empty()) {
+    std::int64_t best = 0;
+    for (auto [i, j] : pairs) {
+      if (sym.group[U(i)] >= 0 || sym.group[U(j)] >= 0) continue;
+      std::int64_t weight = std::min(units[U(i)].size, units[U(j)].size);
+      if (weight > best) best = weight, sym.mirror_pair = {i, j};
+    }
+  }
+  const auto& mirror_pair = sym.mirror_pair;
+  if (mirror_pair && inc[U(mirror_pair->second)] < inc[U(mirror_pair->first)]) {
+    for (int i = 0; i < n; ++i)
+      if (units[U(i)].size > 0) inc[U(i)] = upper - inc[U(i)] - units[U(i)].size;
+  }
+  for (const auto& m : sym.groups) {
+    std::vector<std::int64_t> slots;
+    for (int i : m) slots.push_back(inc[U(i)]);
+    std::sort(slots.begin(), slots.end());
+    for (size_t k = 0; k < m.size(); ++k) inc[U(m[k])] = slots[k];
+  }
+  return sym;
+}
+
+// The MILP in units: an offset column per sized buffer (fixed ones pinned), the height, and
+// per overlapping pair not both fixed a binary "i below j" with its two big-M rows; `values`
+// is the incumbent `inc` in those columns.
+struct Model {
+  Problem lp;
+  std::vector<int> col;                      // per buffer, -1 for zero size
+  std::vector<std::pair<size_t, int>> z_of;  // (pair index, column)
+  std::vector<double> values;
+};
+
+Model BuildModel(std::span<const Interval> units, std::span<const std::pair<int, int>> pairs,
+                 std::span<const std::int64_t> fixed, const Symmetry& sym, std::int64_t lower,
+                 std::int64_t upper, std::span<const std::int64_t> inc) {
+  const int n = static_cast<int>(units.size());
+  Model m;
+  Problem& lp = m.lp;
+  std::vector<int>& col = m.col;
+  col.assign(U(n), -1);
+  for (int i = 0; i < n; ++i) {
+    if (units[U(i)].size == 0) continue;
+    const double lo = fixed[U(i)] >= 0 ? static_cast<double>(fixed[U(i)]) : 0.0;
+    const double hi = fixed[U(i)] >= 0 ? lo : static_cast<double>(upper - units[U(i)].size);
+    col[U(i)] = lp.AddColumn(ColumnKind::kContinuous, lo, hi);
+  }
+  const int height_col = lp.AddColumn(ColumnKind::kInteger, static_cast<double>(lower),
+                                      static_cast<double>(upper), 1.0);
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < n; ++i) {
+    if (col[U(i)] < 0) continue;
+    const std::pair<int, double> terms[] = {{height_col, 1.0}, {col[U(i)], -1.0}};
+    lp.AddRow(terms, static_cast<double>(units[U(i)].size), kInf);
+  }
+  const double big_m = static_cast<double>(upper);
+  for (size_t p = 0; p < pairs.size(); ++p) {
+    auto [i, j] = pairs[p];
+    if (fixed[U(i)] >= 0 && fixed[U(j)] >= 0) continue;
+    double lo = 0.0, hi = 1.0;
+    if (sym.group[U(i)] >= 0 && sym.group[U(i)] == sym.group[U(j)]) lo = 1.0;  // i < j: i below j
+    if (sym.mirror_pair && *sym.mirror_pair == pairs[p]) lo = 1.0;
+    const int z = lp.AddColumn(ColumnKind::kBinary, lo, hi);
+    m.z_of.emplace_back(p, z);
+    const double si = static_cast<double>(units[U(i)].size);
+    const double sj = static_cast<double>(units[U(j)].size);
+    // z = 1: i ends below j's start; z = 0: j ends below i's start.
+    const std::pair<int, double> below[] = {{col[U(i)], 1.0}, {col[U(j)], -1.0}, {z, big_m}};
+    lp.AddRow(below, -kInf, big_m - si);
+    const std::pair<int, double> above[] = {{col[U(j)], 1.0}, {col[U(i)], -1.0}, {z, -big_m}};
+    lp.AddRow(above, -kInf, -sj);
+  }
+  m.values.assign(U(lp.num_columns()), 0.0);
+  for (int i = 0; i < n; ++i)
+    if (col[U(i)] >= 0) m.values[U(col[U(i)])] = static_cast<double>(inc[U(i)]);
+  m.values[U(height_col)] = static_cast<double>(upper);
+  for (auto [p, z] : m.z_of) {
+    auto [i, j] = pairs[p];
+    m.values[U(z)] = inc[U(i)] + units[U(i)].size <= inc[U(j)] ? 1.0 : 0.0;
+  }
+  return m;
+}
+
 }  // namespace
 
 std::vector<int> RoamPinnedOrder(std::span<const Interval> intervals, std::span<const int> set) {
@@ -97,51 +214,19 @@ std::vector<int> RoamPinnedOrder(std::span<const Interval> intervals, std::span<
 
 std::vector<Bytes> GreedyLayout(std::span<const Interval> intervals, Bytes alignment,
                                 std::span<const int> pinned_bottom) {
-  const int n = static_cast<int>(intervals.size());
-  std::vector<Bytes> offsets(U(n), 0);
-  std::vector<char> placed(U(n), 0);
-  std::vector<int> done;
+  std::vector<Bytes> fixed(intervals.size(), -1);
   Bytes base = 0;
   for (int i : RoamPinnedOrder(intervals, pinned_bottom)) {
-    offsets[U(i)] = base;
+    fixed[U(i)] = base;
     base += AlignUp(intervals[U(i)].size, alignment);
-    placed[U(i)] = 1;
-    done.push_back(i);
   }
-  std::vector<int> order;
-  for (int i = 0; i < n; ++i)
-    if (!placed[U(i)] && intervals[U(i)].size > 0) order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    const Interval& x = intervals[U(a)];
-    const Interval& y = intervals[U(b)];
-    return std::make_tuple(-x.size, -(x.end - x.start), a) <
-           std::make_tuple(-y.size, -(y.end - y.start), b);
-  });
-  std::vector<std::pair<Bytes, Bytes>> busy;  // [offset, offset + size) of overlapping ones
-  for (int i : order) {
-    busy.clear();
-    for (int j : done)
-      if (intervals[U(j)].size > 0 && Overlap(intervals[U(i)], intervals[U(j)]))
-        busy.emplace_back(offsets[U(j)], offsets[U(j)] + intervals[U(j)].size);
-    std::sort(busy.begin(), busy.end());
-    Bytes candidate = 0;
-    for (auto [lo, hi] : busy) {
-      if (candidate + intervals[U(i)].size <= lo) break;
-      candidate = std::max(candidate, AlignUp(hi, alignment));
-    }
-    offsets[U(i)] = candidate;
-    done.push_back(i);
-  }
-  return offsets;
+  return LargestFirstLayout(intervals, std::span<const Bytes>(&alignment, 1), fixed);
 }
 
 LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignment,
                                const LayoutIlpParams& params,
                                std::optional<std::span<const Bytes>> warm_start) {
   const auto started = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  };
   const int n = static_cast<int>(intervals.size());
   if (alignment <= 0) throw std::invalid_argument("layout ILP: alignment must be positive");
   Bytes unit = 0;
@@ -186,7 +271,7 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
     result.offsets.assign(U(n), 0);
     result.status = ModelStatus::kOptimal;
     result.note = "no buffer has a size";
-    result.seconds = elapsed();
+    result.seconds = SecondsSince(started);
     return result;
   }
 
@@ -209,10 +294,8 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
     result.status = result.height <= result.lower_bound ? ModelStatus::kOptimal : status;
     result.from_warm_start = true;
     result.note = std::move(note);
-    result.gap = result.height == 0 ? 0.0
-                                    : static_cast<double>(result.height - result.lower_bound) /
-                                          static_cast<double>(result.height);
-    result.seconds = elapsed();
+    result.gap = Gap(result.height, result.lower_bound);
+    result.seconds = SecondsSince(started);
     return result;
   };
   if (result.pairs > params.max_pairs)
@@ -240,99 +323,16 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
     return finish_with_warm(ModelStatus::kOptimal, "warm start meets the lower bound");
   }
 
-  // Symmetry breaking. Identical free buffers (same size and lifetime) are ordered bottom-up
-  // by index; without pinned buffers one pair of free, non-identical overlapping buffers is
-  // ordered too (every layout has a mirror image of the same height). The incumbent is
-  // brought into that canonical form first: mirroring and permuting identical buffers keep
-  // it valid and keep its height.
-  std::vector<int> group(U(n), -1);
-  std::vector<std::vector<int>> groups;
-  if (params.symmetry_breaking) {
-    std::map<std::tuple<std::int64_t, Step, Step>, int> key_group;
-    std::vector<std::vector<int>> members;
-    for (int i = 0; i < n; ++i) {
-      if (is_pinned[U(i)] || units[U(i)].size == 0) continue;
-      auto [it, added] = key_group.try_emplace(
-          {units[U(i)].size, units[U(i)].start, units[U(i)].end}, static_cast<int>(members.size()));
-      if (added) members.emplace_back();
-      members[U(it->second)].push_back(i);
-    }
-    for (auto& m : members) {
-      if (m.size() < 2) continue;
-      for (int i : m) group[U(i)] = static_cast<int>(groups.size());
-      groups.push_back(m);
-    }
-  }
-  std::optional<std::pair<int, int>> mirror_pair;
-  if (params.symmetry_breaking && params.pinned_bottom.empty()) {
-    std::int64_t best = 0;
-    for (auto [i, j] : pairs) {
-      if (group[U(i)] >= 0 || group[U(j)] >= 0) continue;
-      std::int64_t weight = std::min(units[U(i)].size, units[U(j)].size);
-      if (weight > best) best = weight, mirror_pair = {i, j};
-    }
-  }
-  if (mirror_pair && inc[U(mirror_pair->second)] < inc[U(mirror_pair->first)]) {
-    for (int i = 0; i < n; ++i)
-      if (units[U(i)].size > 0) inc[U(i)] = upper - inc[U(i)] - units[U(i)].size;
-  }
-  for (const auto& m : groups) {
-    std::vector<std::int64_t> slots;
-    for (int i : m) slots.push_back(inc[U(i)]);
-    std::sort(slots.begin(), slots.end());
-    for (size_t k = 0; k < m.size(); ++k) inc[U(m[k])] = slots[k];
-  }
-
-  Problem lp;
-  std::vector<int> col(U(n), -1);
-  for (int i = 0; i < n; ++i) {
-    if (units[U(i)].size == 0) continue;
-    const double lo = fixed[U(i)] >= 0 ? static_cast<double>(fixed[U(i)]) : 0.0;
-    const double hi = fixed[U(i)] >= 0 ? lo : static_cast<double>(upper - units[U(i)].size);
-    col[U(i)] = lp.AddColumn(ColumnKind::kContinuous, lo, hi);
-  }
-  const int height_col = lp.AddColumn(ColumnKind::kInteger, static_cast<double>(lower),
-                                      static_cast<double>(upper), 1.0);
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < n; ++i) {
-    if (col[U(i)] < 0) continue;
-    const std::pair<int, double> terms[] = {{height_col, 1.0}, {col[U(i)], -1.0}};
-    lp.AddRow(terms, static_cast<double>(units[U(i)].size), kInf);
-  }
-  const double big_m = static_cast<double>(upper);
-  std::vector<double> values;
-  std::vector<std::pair<size_t, int>> z_of;  // (pair index, column)
-  for (size_t p = 0; p < pairs.size(); ++p) {
-    auto [i, j] = pairs[p];
-    if (fixed[U(i)] >= 0 && fixed[U(j)] >= 0) continue;
-    double lo = 0.0, hi = 1.0;
-    if (group[U(i)] >= 0 && group[U(i)] == group[U(j)]) lo = 1.0;  // i < j: i below j
-    if (mirror_pair && *mirror_pair == pairs[p]) lo = 1.0;
-    const int z = lp.AddColumn(ColumnKind::kBinary, lo, hi);
-    z_of.emplace_back(p, z);
-    const double si = static_cast<double>(units[U(i)].size);
-    const double sj = static_cast<double>(units[U(j)].size);
-    // z = 1: i ends below j's start; z = 0: j ends below i's start.
-    const std::pair<int, double> below[] = {{col[U(i)], 1.0}, {col[U(j)], -1.0}, {z, big_m}};
-    lp.AddRow(below, -kInf, big_m - si);
-    const std::pair<int, double> above[] = {{col[U(j)], 1.0}, {col[U(i)], -1.0}, {z, -big_m}};
-    lp.AddRow(above, -kInf, -sj);
-  }
+  const Symmetry symmetry = BreakSymmetry(units, pairs, is_pinned, params, upper, inc);
+  Model model = BuildModel(units, pairs, fixed, symmetry, lower, upper, inc);
+  Problem& lp = model.lp;
   result.rows = lp.num_rows();
   result.model_built = true;
-  values.assign(U(lp.num_columns()), 0.0);
-  for (int i = 0; i < n; ++i)
-    if (col[U(i)] >= 0) values[U(col[U(i)])] = static_cast<double>(inc[U(i)]);
-  values[U(height_col)] = static_cast<double>(upper);
-  for (auto [p, z] : z_of) {
-    auto [i, j] = pairs[p];
-    values[U(z)] = inc[U(i)] + units[U(i)].size <= inc[U(j)] ? 1.0 : 0.0;
-  }
 
   SolveParams solve = params.solve;
-  solve.time_limit_s = std::max(0.0, solve.time_limit_s - elapsed());
+  solve.time_limit_s = std::max(0.0, solve.time_limit_s - SecondsSince(started));
   if (solve.stop_at_objective) *solve.stop_at_objective /= static_cast<double>(unit);
-  SolveResult solved = lp.Solve(solve, std::span<const double>(values));
+  SolveResult solved = lp.Solve(solve, std::span<const double>(model.values));
   result.status = solved.status;
   result.call = solved.call;
   result.from_warm_start = solved.from_incumbent;
@@ -341,7 +341,7 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
   // Decode from the binaries, not the continuous offsets, so tolerances cannot blur the
   // relation; pairs of pinned buffers have no binary and keep their fixed relation.
   std::vector<int> z_col(pairs.size(), -1);
-  for (auto [p, z] : z_of) z_col[p] = z;
+  for (auto [p, z] : model.z_of) z_col[p] = z;
   std::vector<std::int64_t> decoded = Compact(
       units, pairs,
       [&](size_t p) {
@@ -376,10 +376,8 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
     }
     // Our own bound (max-live) does not depend on GLPK and may still prove the result optimal.
     if (result.lower_bound >= result.height) result.status = ModelStatus::kOptimal;
-    result.gap = result.height == 0 ? 0.0
-                                    : static_cast<double>(result.height - result.lower_bound) /
-                                          static_cast<double>(result.height);
-    result.seconds = elapsed();
+    result.gap = Gap(result.height, result.lower_bound);
+    result.seconds = SecondsSince(started);
     return result;
   }
   result.offsets = std::move(offsets);
@@ -388,10 +386,8 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
       std::max(result.lower_bound, static_cast<Bytes>(std::ceil(solved.best_bound - 1e-6)) * unit);
   result.lower_bound = std::min(result.lower_bound, result.height);
   if (result.lower_bound == result.height) result.status = ModelStatus::kOptimal;
-  result.gap = result.height == 0 ? 0.0
-                                  : static_cast<double>(result.height - result.lower_bound) /
-                                        static_cast<double>(result.height);
-  result.seconds = elapsed();
+  result.gap = Gap(result.height, result.lower_bound);
+  result.seconds = SecondsSince(started);
   return result;
 }
 

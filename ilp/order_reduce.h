@@ -14,8 +14,6 @@
 
 namespace roam::ilp::detail {
 
-inline size_t U(int i) { return static_cast<size_t>(i); }
-
 // Sorts v and drops repeats.
 void Sort(std::vector<int>& v);
 

@@ -13,12 +13,11 @@
 #include <limits>
 #include <tuple>
 
+#include "core/types.h"
 #include "layout/search.h"
 
 namespace roam::layout::detail {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 constexpr Bytes kNever = std::numeric_limits<Bytes>::max();
 
@@ -77,21 +76,7 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
       if (offset == h && base_[U(b)] == h && Free(b)) candidates.push_back(b);
     }
     if (dead) break;
-    // The section to branch on.
-    int chosen = -1;
-    if (params_.fewest_candidates) {
-      std::fill(count_.begin() + lo, count_.begin() + hi + 1, 0);
-      for (int b : candidates) ++count_[U(in_.first[U(b)])], --count_[U(in_.last[U(b)])];
-      int running = 0, fewest = std::numeric_limits<int>::max();
-      for (int s = lo; s < hi; ++s) {
-        running += count_[U(s)];
-        if (remaining_[U(s)] > 0 && floor_[U(s)] == h && running < fewest)
-          fewest = running, chosen = s;
-      }
-    } else {
-      for (int s = lo; s < hi && chosen < 0; ++s)
-        if (remaining_[U(s)] > 0 && floor_[U(s)] == h) chosen = s;
-    }
+    const int chosen = ChooseSection(candidates, h, lo, hi);
     branch.clear();
     bool forced = false;  // a fixed buffer starts here: nothing else can, nor can the gap
     for (int b : candidates)
@@ -99,21 +84,7 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
         if (in_.fixed[U(b)] >= 0) forced = true;
         branch.push_back(b);
       }
-    if (ordering) {
-      // Succeed first: the buffers least often part of a failure's explanation so far first.
-      if (activity_.empty()) activity_.assign(in_.size.size(), 0);
-      if (decision_.size() <= U(level)) decision_.resize(U(level) + 1, -1);
-      decision_[U(level)] = -1;
-      std::sort(branch.begin(), branch.end(), [&](int a, int b) {
-        return std::tuple(in_.fixed[U(a)] < 0, activity_[U(a)], rank_[U(a)]) <
-               std::tuple(in_.fixed[U(b)] < 0, activity_[U(b)], rank_[U(b)]);
-      });
-    } else {
-      std::sort(branch.begin(), branch.end(), [&](int a, int b) {
-        return std::pair(in_.fixed[U(a)] < 0, rank_[U(a)]) <
-               std::pair(in_.fixed[U(b)] < 0, rank_[U(b)]);
-      });
-    }
+    OrderBranch(branch, level, ordering);
     if (forced) branch.resize(1);
     if (use_backjumping_) acc.assign(U(words_), 0);
     bool jumped = false;
@@ -156,31 +127,8 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
       break;
     }
     // No buffer starts at h over the chosen section: its floor rises to the lowest offset one
-    // covering it can still take. One that could rest at h now rests on a buffer that does not
-    // cover the section (else that one would start at h over it), so it starts at or above
-    // the lowest top such a buffer can reach.
-    Bytes reach = kNever;
-    for (int d : unplaced) {
-      if (in_.first[U(d)] <= chosen && chosen < in_.last[U(d)]) continue;
-      const Bytes fixed = in_.fixed[U(d)];
-      reach = std::min(
-          reach, (fixed >= 0 ? fixed : AlignUp(base_[U(d)], in_.align[U(d)])) + in_.size[U(d)]);
-    }
-    Bytes next = kNever;
-    for (int c : unplaced) {
-      if (in_.first[U(c)] > chosen || chosen >= in_.last[U(c)]) continue;
-      const Bytes fixed = in_.fixed[U(c)];
-      if (fixed >= 0) {
-        if (fixed > h) next = std::min(next, fixed);
-        continue;  // at h it was a candidate (forced above) or is dead
-      }
-      const Bytes offset = AlignUp(base_[U(c)], in_.align[U(c)]);
-      if (offset > h) {
-        next = std::min(next, offset);
-      } else if (reach != kNever) {
-        next = std::min(next, AlignUp(reach, in_.align[U(c)]));
-      }
-    }
+    // covering it can still take.
+    const Bytes next = RaisedFloor(unplaced, chosen, h);
     if (use_backjumping_) {
       std::fill(explain_.begin(), explain_.end(), 0);
       if (params_.section_inference && floor_[U(chosen)] + remaining_[U(chosen)] >= capacity_) {
@@ -230,6 +178,71 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
   }
   for (const StateKey& key : visited) Remember(key);
   return false;
+}
+
+int Searcher::ChooseSection(const std::vector<int>& candidates, Bytes h, int lo, int hi) {
+  int chosen = -1;
+  if (params_.fewest_candidates) {
+    std::fill(count_.begin() + lo, count_.begin() + hi + 1, 0);
+    for (int b : candidates) ++count_[U(in_.first[U(b)])], --count_[U(in_.last[U(b)])];
+    int running = 0, fewest = std::numeric_limits<int>::max();
+    for (int s = lo; s < hi; ++s) {
+      running += count_[U(s)];
+      if (remaining_[U(s)] > 0 && floor_[U(s)] == h && running < fewest)
+        fewest = running, chosen = s;
+    }
+  } else {
+    for (int s = lo; s < hi && chosen < 0; ++s)
+      if (remaining_[U(s)] > 0 && floor_[U(s)] == h) chosen = s;
+  }
+  return chosen;
+}
+
+void Searcher::OrderBranch(std::vector<int>& branch, int level, bool ordering) {
+  if (ordering) {
+    // Succeed first: the buffers least often part of a failure's explanation so far first.
+    if (activity_.empty()) activity_.assign(in_.size.size(), 0);
+    if (decision_.size() <= U(level)) decision_.resize(U(level) + 1, -1);
+    decision_[U(level)] = -1;
+    std::sort(branch.begin(), branch.end(), [&](int a, int b) {
+      return std::tuple(in_.fixed[U(a)] < 0, activity_[U(a)], rank_[U(a)]) <
+             std::tuple(in_.fixed[U(b)] < 0, activity_[U(b)], rank_[U(b)]);
+    });
+  } else {
+    std::sort(branch.begin(), branch.end(), [&](int a, int b) {
+      return std::pair(in_.fixed[U(a)] < 0, rank_[U(a)]) <
+             std::pair(in_.fixed[U(b)] < 0, rank_[U(b)]);
+    });
+  }
+}
+
+Bytes Searcher::RaisedFloor(const std::vector<int>& unplaced, int chosen, Bytes h) const {
+  // One that could rest at h now rests on a buffer that does not cover the section (else that
+  // one would start at h over it), so it starts at or above the lowest top such a buffer can
+  // reach.
+  Bytes reach = kNever;
+  for (int d : unplaced) {
+    if (in_.first[U(d)] <= chosen && chosen < in_.last[U(d)]) continue;
+    const Bytes fixed = in_.fixed[U(d)];
+    reach = std::min(reach,
+                     (fixed >= 0 ? fixed : AlignUp(base_[U(d)], in_.align[U(d)])) + in_.size[U(d)]);
+  }
+  Bytes next = kNever;
+  for (int c : unplaced) {
+    if (in_.first[U(c)] > chosen || chosen >= in_.last[U(c)]) continue;
+    const Bytes fixed = in_.fixed[U(c)];
+    if (fixed >= 0) {
+      if (fixed > h) next = std::min(next, fixed);
+      continue;  // at h it was a candidate (forced above) or is dead
+    }
+    const Bytes offset = AlignUp(base_[U(c)], in_.align[U(c)]);
+    if (offset > h) {
+      next = std::min(next, offset);
+    } else if (reach != kNever) {
+      next = std::min(next, AlignUp(reach, in_.align[U(c)]));
+    }
+  }
+  return next;
 }
 
 void Searcher::Bump(const std::vector<std::uint64_t>& conflict) {

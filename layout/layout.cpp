@@ -11,17 +11,15 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/deadline.h"
 #include "core/placement.h"
+#include "core/types.h"
 #include "layout/search.h"
 
 namespace roam::layout {
 namespace {
 
-size_t U(int i) { return static_cast<size_t>(i); }
-
 using Clock = std::chrono::steady_clock;
-
-bool Overlap(const Interval& a, const Interval& b) { return a.start <= b.end && b.start <= a.end; }
 
 // Empty when valid; otherwise names the first problem.
 std::string CheckOffsets(std::span<const Interval> intervals, std::span<const Bytes> offsets,
@@ -69,6 +67,83 @@ struct Partition {
 };
 
 enum class Probe { kFits, kInfeasible, kUnknown };
+
+// One alignment per buffer (the common one unless the params give each its own), after
+// checking every size and lifetime against them.
+std::vector<Bytes> Alignments(std::span<const Interval> intervals, Bytes alignment,
+                              const LayoutParams& params) {
+  const int n = static_cast<int>(intervals.size());
+  if (alignment <= 0) throw std::invalid_argument("layout: alignment must be positive");
+  std::vector<Bytes> align(U(n), alignment);
+  if (!params.buffer_alignments.empty()) {
+    if (params.buffer_alignments.size() != U(n))
+      throw std::invalid_argument("layout: " + std::to_string(params.buffer_alignments.size()) +
+                                  " alignments for " + std::to_string(n) + " buffers");
+    for (int i = 0; i < n; ++i) {
+      if (params.buffer_alignments[U(i)] <= 0)
+        throw std::invalid_argument("layout: buffer " + std::to_string(i) +
+                                    " has a non-positive alignment");
+      align[U(i)] = params.buffer_alignments[U(i)];
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const Interval& in = intervals[U(i)];
+    if (in.size < 0 || in.start > in.end ||
+        (params.buffer_alignments.empty() && in.size % alignment != 0))
+      throw std::invalid_argument("layout: buffer " + std::to_string(i) +
+                                  " has a negative or unaligned size or an empty lifetime");
+  }
+  return align;
+}
+
+// The layout the search improves on: the caller's warm start (checked), else the lower of the
+// largest-first greedy honouring the fixed offsets and, where nothing is fixed or aligned on
+// its own, best-fit. Zero-size buffers sit at their fixed offset or 0.
+std::vector<Bytes> StartLayout(std::span<const Interval> intervals, Bytes alignment,
+                               std::span<const Bytes> align, std::span<const Bytes> fixed,
+                               std::optional<std::span<const Bytes>> warm_start) {
+  std::vector<Bytes> best;
+  if (warm_start) {
+    best.assign(warm_start->begin(), warm_start->end());
+    if (std::string problem = CheckOffsets(intervals, best, align, fixed); !problem.empty())
+      throw std::invalid_argument("layout: invalid warm start: " + problem);
+  } else {
+    best = LargestFirstLayout(intervals, align, fixed);
+    if (std::string problem = CheckOffsets(intervals, best, align, fixed); !problem.empty())
+      throw std::invalid_argument("layout: fixed offsets collide: " + problem);
+    const bool uniform =
+        std::all_of(align.begin(), align.end(), [&](Bytes a) { return a == alignment; });
+    if (uniform && std::all_of(fixed.begin(), fixed.end(), [](Bytes f) { return f < 0; })) {
+      std::vector<Bytes> best_fit = BestFitLayout(intervals, alignment);
+      if (LayoutHeight(intervals, best_fit) < LayoutHeight(intervals, best)) best = best_fit;
+    }
+  }
+  for (size_t i = 0; i < intervals.size(); ++i)
+    if (intervals[i].size == 0) best[i] = std::max<Bytes>(fixed[i], 0);
+  return best;
+}
+
+// The search's preorders: MiniMalloc's (or the first only), then the restarts, the first
+// preorder with its ranks shuffled within a window, seeded by position so that the call stays
+// deterministic.
+std::vector<std::vector<int>> AllPreorders(const detail::Instance& instance,
+                                           const SearchParams& search, int n) {
+  std::vector<std::vector<int>> preorders =
+      detail::Preorders(instance, search.minimalloc_preorders);
+  if (!search.multiple_preorders) preorders.resize(1);
+  for (int k = 0; k < search.random_preorders; ++k) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(k) + 1);
+    const std::vector<int>& first = preorders.front();
+    std::uniform_real_distribution<double> noise(0.0, std::max(4.0, 0.25 * n));
+    std::vector<std::pair<double, int>> keyed;
+    for (int b = 0; b < n; ++b) keyed.emplace_back(first[U(b)] + noise(rng), b);
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<int> rank(U(n));
+    for (int r = 0; r < n; ++r) rank[U(keyed[U(r)].second)] = r;
+    preorders.push_back(std::move(rank));
+  }
+  return preorders;
+}
 
 }  // namespace
 
@@ -118,51 +193,10 @@ std::vector<Bytes> FixedOffsets(std::span<const Interval> intervals, const Layou
   return fixed;
 }
 
-std::vector<Bytes> GreedyFixedLayout(std::span<const Interval> intervals,
-                                     std::span<const Bytes> alignments,
-                                     std::span<const Bytes> fixed) {
-  const int n = static_cast<int>(intervals.size());
-  std::vector<Bytes> offsets(U(n), 0);
-  std::vector<int> done, order;
-  for (int i = 0; i < n; ++i) {
-    if (intervals[U(i)].size == 0) {
-      offsets[U(i)] = std::max<Bytes>(fixed[U(i)], 0);
-    } else if (fixed[U(i)] >= 0) {
-      offsets[U(i)] = fixed[U(i)];
-      done.push_back(i);
-    } else {
-      order.push_back(i);
-    }
-  }
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    const Interval& x = intervals[U(a)];
-    const Interval& y = intervals[U(b)];
-    return std::make_tuple(-x.size, -(x.end - x.start), a) <
-           std::make_tuple(-y.size, -(y.end - y.start), b);
-  });
-  std::vector<std::pair<Bytes, Bytes>> busy;
-  for (int i : order) {
-    busy.clear();
-    for (int j : done)
-      if (Overlap(intervals[U(i)], intervals[U(j)]))
-        busy.emplace_back(offsets[U(j)], offsets[U(j)] + intervals[U(j)].size);
-    std::sort(busy.begin(), busy.end());
-    Bytes candidate = 0;
-    for (auto [lo, hi] : busy) {
-      if (candidate + intervals[U(i)].size <= lo) break;
-      candidate = std::max(candidate, AlignUp(hi, alignments[U(i)]));
-    }
-    offsets[U(i)] = candidate;
-    done.push_back(i);
-  }
-  return offsets;
-}
-
 LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
                          const LayoutParams& params,
                          std::optional<std::span<const Bytes>> warm_start) {
   const auto started = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
   std::optional<Clock::time_point> deadline;
   if (params.time_limit_s > 0)
     deadline = started + std::chrono::duration_cast<Clock::duration>(
@@ -173,26 +207,7 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
   };
 
   const int n = static_cast<int>(intervals.size());
-  if (alignment <= 0) throw std::invalid_argument("layout: alignment must be positive");
-  std::vector<Bytes> align(U(n), alignment);
-  if (!params.buffer_alignments.empty()) {
-    if (params.buffer_alignments.size() != U(n))
-      throw std::invalid_argument("layout: " + std::to_string(params.buffer_alignments.size()) +
-                                  " alignments for " + std::to_string(n) + " buffers");
-    for (int i = 0; i < n; ++i) {
-      if (params.buffer_alignments[U(i)] <= 0)
-        throw std::invalid_argument("layout: buffer " + std::to_string(i) +
-                                    " has a non-positive alignment");
-      align[U(i)] = params.buffer_alignments[U(i)];
-    }
-  }
-  for (int i = 0; i < n; ++i) {
-    const Interval& in = intervals[U(i)];
-    if (in.size < 0 || in.start > in.end ||
-        (params.buffer_alignments.empty() && in.size % alignment != 0))
-      throw std::invalid_argument("layout: buffer " + std::to_string(i) +
-                                  " has a negative or unaligned size or an empty lifetime");
-  }
+  const std::vector<Bytes> align = Alignments(intervals, alignment, params);
   const std::vector<Bytes> fixed = FixedOffsets(intervals, params);
   for (int i = 0; i < n; ++i)
     if (fixed[U(i)] >= 0 && fixed[U(i)] % align[U(i)] != 0)
@@ -200,24 +215,7 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
                                   " has a fixed offset that is not a multiple of its alignment");
 
   LayoutResult result;
-  std::vector<Bytes> best;
-  if (warm_start) {
-    best.assign(warm_start->begin(), warm_start->end());
-    if (std::string problem = CheckOffsets(intervals, best, align, fixed); !problem.empty())
-      throw std::invalid_argument("layout: invalid warm start: " + problem);
-  } else {
-    best = GreedyFixedLayout(intervals, align, fixed);
-    if (std::string problem = CheckOffsets(intervals, best, align, fixed); !problem.empty())
-      throw std::invalid_argument("layout: fixed offsets collide: " + problem);
-    const bool uniform =
-        std::all_of(align.begin(), align.end(), [&](Bytes a) { return a == alignment; });
-    if (uniform && std::all_of(fixed.begin(), fixed.end(), [](Bytes f) { return f < 0; })) {
-      std::vector<Bytes> best_fit = BestFitLayout(intervals, alignment);
-      if (LayoutHeight(intervals, best_fit) < LayoutHeight(intervals, best)) best = best_fit;
-    }
-  }
-  for (int i = 0; i < n; ++i)
-    if (intervals[U(i)].size == 0) best[U(i)] = std::max<Bytes>(fixed[U(i)], 0);
+  std::vector<Bytes> best = StartLayout(intervals, alignment, align, fixed, warm_start);
   result.warm_start_height = LayoutHeight(intervals, best);
 
   const detail::Instance instance = detail::MakeInstance(intervals, align, fixed);
@@ -251,7 +249,7 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
     if (status == LayoutStatus::kFeasible && result.height <= lo) status = LayoutStatus::kOptimal;
     result.status = status;
     result.note = std::move(note);
-    result.seconds = elapsed();
+    result.seconds = SecondsSince(started);
     return result;
   };
   const std::optional<Bytes> capacity = params.capacity;
@@ -264,22 +262,7 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
   }
 
   try {
-    std::vector<std::vector<int>> preorders =
-        detail::Preorders(instance, params.search.minimalloc_preorders);
-    if (!params.search.multiple_preorders) preorders.resize(1);
-    // Restarts: the first preorder with its ranks shuffled within a window, seeded by position
-    // so that the call stays deterministic.
-    for (int k = 0; k < params.search.random_preorders; ++k) {
-      std::mt19937_64 rng(static_cast<std::uint64_t>(k) + 1);
-      const std::vector<int>& first = preorders.front();
-      std::uniform_real_distribution<double> noise(0.0, std::max(4.0, 0.25 * n));
-      std::vector<std::pair<double, int>> keyed;
-      for (int b = 0; b < n; ++b) keyed.emplace_back(first[U(b)] + noise(rng), b);
-      std::sort(keyed.begin(), keyed.end());
-      std::vector<int> rank(U(n));
-      for (int r = 0; r < n; ++r) rank[U(keyed[U(r)].second)] = r;
-      preorders.push_back(std::move(rank));
-    }
+    const std::vector<std::vector<int>> preorders = AllPreorders(instance, params.search, n);
     // The round-robin's entries: a preorder each, and the portfolio's extra entry, the
     // candidate branching over the first preorder.
     struct Entry {

@@ -201,11 +201,4 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
 // fixed_offsets, -1 for the others; what SolveLayout fixes.
 std::vector<Bytes> FixedOffsets(std::span<const Interval> intervals, const LayoutParams& params);
 
-// Greedy placement that honours fixed offsets (-1 for free buffers): free buffers by
-// decreasing size, longer lifetime first, each at the lowest aligned offset free over its
-// lifetime. Fixed offsets must not overlap each other.
-std::vector<Bytes> GreedyFixedLayout(std::span<const Interval> intervals,
-                                     std::span<const Bytes> alignments,
-                                     std::span<const Bytes> fixed);
-
 }  // namespace roam::layout

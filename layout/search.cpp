@@ -7,10 +7,10 @@
 #include <tuple>
 #include <utility>
 
+#include "core/types.h"
+
 namespace roam::layout::detail {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 constexpr Bytes kNever = std::numeric_limits<Bytes>::max();
 

@@ -103,6 +103,14 @@ class Searcher {
   // section s is settled (placed buffers covering it end at or below it, unplaced ones will
   // start at or above it) and base_[b] the highest floor among b's sections.
   bool BottomLeft(const std::vector<int>& unplaced);
+  // BottomLeft's steps at a node whose lowest floor is h over sections [lo, hi): the section
+  // to branch on (the first at h, or the one fewest candidates cover); the order its buffer
+  // branches are tried in (fixed first, then by activity when ordering, then rank); and, when
+  // no buffer starts at h over it, the lowest offset a buffer covering it can still take
+  // (kNever: none).
+  int ChooseSection(const std::vector<int>& candidates, Bytes h, int lo, int hi);
+  void OrderBranch(std::vector<int>& branch, int level, bool ordering);
+  Bytes RaisedFloor(const std::vector<int>& unplaced, int chosen, Bytes h) const;
   // Raises section s's floor to value and the bases of the unplaced buffers covering it (their
   // sections queued for the unallocated floor); false when the section no longer fits.
   // why (SearchParams::backjumping): the decisions the new floor rests on, added to s's column.

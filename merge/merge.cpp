@@ -7,12 +7,11 @@
 #include <string>
 
 #include "core/placed_by_time.h"
+#include "core/types.h"
 #include "layout/layout.h"
 
 namespace roam {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // The intervals sharing a step with any of `of` (not themselves), by one sweep over the
 // intervals sorted by start against the union of `of`'s lifetimes: O(n log n + output).

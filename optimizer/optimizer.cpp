@@ -12,12 +12,13 @@
 #include <stdexcept>
 #include <thread>
 
-#include "baseline/layouts.h"
 #include "core/error.h"
 #include "core/lower_bound.h"
 #include "core/subgraph.h"
+#include "core/types.h"
 #include "ilp/layout_ilp.h"
 #include "ilp/order_ilp.h"
+#include "layout/best.h"
 #include "layout/layout.h"
 #include "merge/merge.h"
 #include "optimizer/start.h"
@@ -26,8 +27,6 @@
 namespace roam {
 namespace {
 
-size_t U(int i) { return static_cast<size_t>(i); }
-
 // One result slot per leaf; each task writes only its own.
 struct LeafSlot {
   std::vector<OpId> order;
@@ -35,13 +34,13 @@ struct LeafSlot {
   bool sent = false, not_started = false, solver_error = false;
   std::string error;  // the solver's message when solver_error
   ilp::ModelStatus status = ilp::ModelStatus::kError;
-  PartOutcome outcome = PartOutcome::kHeuristic;
+  Outcome outcome = Outcome::kHeuristic;
 };
 
 struct LayoutSlot {
   std::vector<Bytes> offsets;  // relative to the leaf's base
   bool solved = false;
-  PartOutcome outcome = PartOutcome::kHeuristic;
+  Outcome outcome = Outcome::kHeuristic;
 };
 
 class Run {
@@ -106,14 +105,14 @@ class Run {
       result_.baseline_won = true;
     }
     if (result_.baseline_won) {
-      result_.order_outcome = PartOutcome::kHeuristic;
-      result_.layout_outcome = PartOutcome::kHeuristic;
+      result_.order_outcome = Outcome::kHeuristic;
+      result_.layout_outcome = Outcome::kHeuristic;
     }
     // A proof beats every other label: the bound is met, or the layout has no fragmentation.
     if (plan.summary.theoretical_peak == start_.forced.bound)
-      result_.order_outcome = PartOutcome::kOptimal;
+      result_.order_outcome = Outcome::kOptimal;
     if (plan.summary.actual_peak == plan.summary.theoretical_peak)
-      result_.layout_outcome = PartOutcome::kOptimal;
+      result_.layout_outcome = Outcome::kOptimal;
     result_.gap = plan.summary.theoretical_peak > 0
                       ? static_cast<double>(plan.summary.theoretical_peak - start_.forced.bound) /
                             static_cast<double>(plan.summary.theoretical_peak)
@@ -124,6 +123,7 @@ class Run {
     if (std::string problem = ValidatePlan(graph_, plan); !problem.empty())
       throw std::logic_error("optimizer produced an invalid plan: " + problem);
     result_.plan = std::move(plan);
+    result_.best_baseline = std::move(start_.best_plan);
     result_.interrupted = deadline_.Stopped();
     return std::move(result_);
   }
@@ -185,18 +185,19 @@ class Run {
     const auto intervals = PlannedIntervals(model_, ComputeLifetimes(graph_, model_, plan.order));
     std::vector<Bytes> offsets;
     for (const Buffer& b : plan.buffers) offsets.push_back(b.offset);
+    layout::BestLayout best(intervals, params_.alignment);
+    best.Offer("plan", std::move(offsets));
+    const Bytes start = best.height();
     layout::LayoutParams p;
     p.time_limit_s = limit;
     p.max_nodes = params_.final_layout.max_nodes;
     p.stop = control_.stop;
     p.search.bottom_left = params_.final_layout.bottom_left;
-    layout::LayoutResult r =
-        layout::SolveLayout(intervals, params_.alignment, p, std::span<const Bytes>(offsets));
-    if (r.height >= LayoutHeight(intervals, offsets)) return;
+    const layout::LayoutResult r = best.Search(p);
+    if (best.height() >= start) return;
     pipeline_layout_ += " + whole-graph search";
-    result_.layout_outcome = r.status == layout::LayoutStatus::kOptimal ? PartOutcome::kOptimal
-                                                                        : PartOutcome::kTimeLimited;
-    plan = PlanOf(std::move(plan.order), r.offsets);
+    result_.layout_outcome = OutcomeOf(r.status, r.height, start);
+    plan = PlanOf(std::move(plan.order), best.offsets());
   }
 
   // The lowest-peak tree over the weight-update placements tried before the deadline; none
@@ -250,19 +251,16 @@ class Run {
       // Whatever a failed call returned is not trusted: the leaf keeps its warm start.
       slot.solver_error = true;
       slot.error = r.note;
-      slot.outcome = PartOutcome::kHeuristic;
+      slot.outcome = Outcome::kHeuristic;
       return;
     }
     // Time-limited only when the solver lowered the peak: a different order at the same peak
     // is no improvement (docs/optimizer.md, "Labels").
-    const bool improved = r.peak < slot.peak;
-    if (improved) {
+    slot.outcome = OutcomeOf(r.status, r.peak, slot.peak);
+    if (r.peak < slot.peak) {
       slot.order = std::move(r.order);
       slot.peak = r.peak;
     }
-    slot.outcome = r.status == ilp::ModelStatus::kOptimal ? PartOutcome::kOptimal
-                   : improved                             ? PartOutcome::kTimeLimited
-                                                          : PartOutcome::kHeuristic;
   }
 
   // Runs body(i) for i in [0, n) as one task each on an arena of threads_ (this thread is
@@ -362,7 +360,7 @@ class Run {
       if (!slot.sent) continue;
       ++counts.sent_to_solver;
       if (slot.solver_error) ++counts.solver_errors;
-      if (slot.outcome == PartOutcome::kOptimal) ++counts.proved_optimal;
+      if (slot.outcome == Outcome::kOptimal) ++counts.proved_optimal;
       if (slot.status == ilp::ModelStatus::kFeasibleTimeLimit ||
           slot.status == ilp::ModelStatus::kNoSolutionTimeLimit)
         ++counts.time_limited;
@@ -381,16 +379,16 @@ class Run {
     if (TheoreticalPeak(graph_, model_, order) != peak)
       throw std::logic_error("optimizer: the leaves' peaks do not add up to the order's peak");
 
-    // The order's label: the leaves that hold the peak decide it.
-    bool all_peak_optimal = true, any_peak_time_limited = false;
+    // The order's label: the leaves that hold the peak decide it. Their proofs hold within the
+    // partition only, so the fold starts from heuristic (the bound alone proves the whole).
+    bool all_peak_optimal = true;
+    result_.order_outcome = Outcome::kHeuristic;
     for (const LeafSlot& slot : slots) {
       if (slot.peak != peak) continue;
-      all_peak_optimal = all_peak_optimal && slot.outcome == PartOutcome::kOptimal;
-      any_peak_time_limited = any_peak_time_limited || slot.outcome == PartOutcome::kTimeLimited;
+      all_peak_optimal = all_peak_optimal && slot.outcome == Outcome::kOptimal;
+      result_.order_outcome = Worse(result_.order_outcome, slot.outcome);
     }
     result_.peak_leaves_optimal = all_peak_optimal && peak > start_.forced.bound;
-    result_.order_outcome =
-        any_peak_time_limited ? PartOutcome::kTimeLimited : PartOutcome::kHeuristic;
     if (result_.peak_leaves_optimal)
       result_.notes.push_back(
           "the leaves holding the peak are proved optimal within the "
@@ -473,11 +471,8 @@ class Run {
         p.solve.stop = control_.stop;
         ilp::LayoutIlpResult r =
             ilp::SolveLayoutIlp(local, params_.alignment, p, std::span<const Bytes>(greedy));
-        const bool improved = r.height < LayoutHeight(local, greedy);
+        slot.outcome = OutcomeOf(r.status, r.height, LayoutHeight(local, greedy));
         if (r.height <= LayoutHeight(local, greedy)) slot.offsets = std::move(r.offsets);
-        slot.outcome = r.status == ilp::ModelStatus::kOptimal ? PartOutcome::kOptimal
-                       : improved                             ? PartOutcome::kTimeLimited
-                                                              : PartOutcome::kHeuristic;
         return;
       }
       layout::LayoutParams p;
@@ -488,18 +483,16 @@ class Run {
       p.search.bottom_left = params_.leaf_layout.bottom_left;
       layout::LayoutResult r =
           layout::SolveLayout(local, params_.alignment, p, std::span<const Bytes>(greedy));
-      const bool improved = r.height < LayoutHeight(local, greedy);
-      if (improved) slot.offsets = std::move(r.offsets);
-      slot.outcome = r.status == layout::LayoutStatus::kOptimal ? PartOutcome::kOptimal
-                     : improved                                 ? PartOutcome::kTimeLimited
-                                                                : PartOutcome::kHeuristic;
+      slot.outcome = OutcomeOf(r.status, r.height, LayoutHeight(local, greedy));
+      if (r.height < LayoutHeight(local, greedy)) slot.offsets = std::move(r.offsets);
     };
     FanOut("leaf layouts", nl, solve);
-    bool any_time_limited = false;
+    // As for the order: a leaf's proof is not the whole layout's.
+    Outcome leaves_outcome = Outcome::kHeuristic;
     for (int l = 0; l < nl; ++l) {
       leaves[U(l)].offsets = std::move(slots[U(l)].offsets);
       if (slots[U(l)].solved) ++result_.leaves.layouts_solved;
-      any_time_limited = any_time_limited || slots[U(l)].outcome == PartOutcome::kTimeLimited;
+      leaves_outcome = Worse(leaves_outcome, slots[U(l)].outcome);
     }
     Report("merge", 0, 0);
     MergeParams merge;
@@ -510,24 +503,18 @@ class Run {
     merge_stats_ = merged.stats;
 
     // The merge against the greedy layouts on the same lifetimes: keep the lowest.
-    std::vector<Bytes> best = std::move(merged.offsets);
-    Bytes best_height = LayoutHeight(intervals, best);
-    pipeline_layout_ = "leaf layouts merged";
-    result_.layout_outcome = any_time_limited ? PartOutcome::kTimeLimited : PartOutcome::kHeuristic;
-    for (const char* name : {"best-fit", "llfb"}) {
-      std::vector<Bytes> o = PlaceBuffers(name, intervals, params_.alignment);
-      if (const Bytes h = LayoutHeight(intervals, o); h < best_height) {
-        best_height = h;
-        best = std::move(o);
-        pipeline_layout_ = name;
-        result_.layout_outcome = PartOutcome::kHeuristic;
-      }
-    }
+    layout::BestLayout best(intervals, params_.alignment);
+    best.Offer("leaf layouts merged", std::move(merged.offsets));
+    best.OfferBestFit();
+    best.OfferLlfb();
+    pipeline_layout_ = best.name();
+    result_.layout_outcome =
+        best.name() == "leaf layouts merged" ? leaves_outcome : Outcome::kHeuristic;
     if (merge_stats_.conflicts > 0)
       result_.notes.push_back("merge: " + std::to_string(merge_stats_.conflicts) +
                               " address conflicts between leaves, " +
                               std::to_string(merge_stats_.reassigned) + " temporaries reassigned");
-    return best;
+    return best.TakeOffsets();
   }
 
   const Graph& graph_;

@@ -16,17 +16,13 @@
 
 #include "core/deadline.h"
 #include "core/graph.h"
+#include "core/outcome.h"
 #include "core/plan.h"
 #include "ilp/order_ilp.h"
 #include "optimizer/params.h"
 #include "optimizer/whole_graph.h"
 
 namespace roam {
-
-// What a part of the plan is, in words that must be true (docs/optimizer.md, "Labels"):
-// optimal only with a proof (the certified bound is met, or a solver proved it), time-limited
-// only when a solver ran out of time after improving on its start, heuristic otherwise.
-using opt::PartOutcome;
 
 struct PlanFigures {
   std::string name;           // "pytorch", "heuristic", "roam", "model"
@@ -51,13 +47,14 @@ struct OptimizeResult {
   OptimizeMode mode = OptimizeMode::kRoam;
   Bytes lower_bound = 0;  // the certified bound (core/lower_bound.h)
   double gap = 0.0;       // (plan theoretical peak - lower_bound) / theoretical peak
-  PartOutcome order_outcome = PartOutcome::kHeuristic;
-  PartOutcome layout_outcome = PartOutcome::kHeuristic;
+  Outcome order_outcome = Outcome::kHeuristic;
+  Outcome layout_outcome = Outcome::kHeuristic;
   // The pipeline's own plan before the never-worse comparison, and whether the best baseline
   // plan replaced it because it was better.
   PlanFigures pipeline;
   bool baseline_won = false;
   std::vector<PlanFigures> baselines;  // pytorch (program + caching allocator), heuristic
+  Plan best_baseline;  // the "heuristic" baseline's plan (baseline/best.h), as batch reports it
   LeafCounts leaves;
   bool peak_leaves_optimal = false;  // every leaf at the pipeline's peak proved optimal
   bool interrupted = false;

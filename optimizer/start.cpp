@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <limits>
 
+#include "baseline/best.h"
 #include "baseline/layouts.h"
 #include "baseline/orders.h"
+#include "core/types.h"
 #include "partition/partition.h"
 
 namespace roam::opt {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 const char* const kGreedyOrders[] = {"lescea", "xla-list", "xla-dfs"};
 
@@ -34,24 +34,10 @@ class Starter {
       upper_[U(order[s])] = std::min(upper_[U(order[s])], profile[s]);
       peak = std::max(peak, profile[s]);
     }
-    if (layouts) {
-      const auto intervals = PlannedIntervals(model_, lifetimes);
-      for (const char* layout : {"best-fit", "llfb"}) {
-        Plan p =
-            AssemblePlan(graph_, model_, order, PlaceBuffers(layout, intervals, params_.alignment),
-                         deadline_.Elapsed());
-        const auto key = [](const Plan& x) {
-          return std::pair(x.summary.actual_peak, x.summary.theoretical_peak);
-        };
-        if (out_.best_plan.order.empty() || key(p) < key(out_.best_plan)) {
-          out_.best_plan = std::move(p);
-          out_.best_plan_order = name;
-          out_.best_plan_layout = layout;
-        }
-        // The first plan is made whatever the deadline: it is what an interrupt returns.
-        if (deadline_.Expired()) break;
-      }
-    }
+    // The first plan is made whatever the deadline: it is what an interrupt returns.
+    if (layouts)
+      best_.Offer(graph_, model_, name, order, PlannedIntervals(model_, lifetimes),
+                  deadline_.Elapsed(), [&] { return deadline_.Expired(); });
     out_.candidates.push_back({std::move(name), std::move(order), peak});
   }
 
@@ -91,6 +77,9 @@ class Starter {
       }
     }
     out_.cut_short = deadline_.Expired();
+    out_.best_plan = std::move(best_.plan());
+    out_.best_plan_order = best_.order_name();
+    out_.best_plan_layout = best_.layout_name();
     for (size_t c = 0; c < out_.candidates.size(); ++c)
       if (out_.candidates[c].peak < out_.candidates[out_.start].peak) out_.start = c;
 
@@ -108,6 +97,7 @@ class Starter {
   const OptimizerParams& params_;
   const Deadline& deadline_;
   std::vector<Bytes> upper_;  // per op: the least bytes resident at its step in any candidate
+  BestBaseline best_;
   StartingPoint out_;
 };
 

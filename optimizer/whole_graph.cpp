@@ -10,21 +10,16 @@
 #include <thread>
 #include <vector>
 
+#include "core/deadline.h"
+
 namespace roam::opt {
 namespace {
-
-// Time-limited only when the solver improved on its warm start: an equal value found another
-// way is no improvement (docs/optimizer.md, "Labels").
-PartOutcome Outcome(ilp::ModelStatus status, Bytes value, Bytes warm_start) {
-  if (status == ilp::ModelStatus::kOptimal) return PartOutcome::kOptimal;
-  return value < warm_start ? PartOutcome::kTimeLimited : PartOutcome::kHeuristic;
-}
 
 // The order and layout results share these fields; value and warm_start are the peak or height.
 template <typename IlpResult>
 PartReport Report(const IlpResult& r, Bytes value, Bytes warm_start) {
   PartReport part;
-  part.outcome = Outcome(r.status, value, warm_start);
+  part.outcome = OutcomeOf(r.status, value, warm_start);
   part.status = r.status;
   part.value = value;
   part.lower_bound = r.lower_bound;
@@ -37,24 +32,11 @@ PartReport Report(const IlpResult& r, Bytes value, Bytes warm_start) {
 
 }  // namespace
 
-std::string_view ToString(PartOutcome outcome) {
-  switch (outcome) {
-    case PartOutcome::kOptimal:
-      return "optimal";
-    case PartOutcome::kTimeLimited:
-      return "time-limited";
-    case PartOutcome::kHeuristic:
-      return "heuristic";
-  }
-  return "?";
-}
-
 WholeGraphResult OptimizeWholeGraph(const Graph& graph, const MemoryModel& model,
                                     std::span<const OpId> warm_order,
                                     const WholeGraphParams& params) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
   WholeGraphResult result;
 
   ilp::OrderIlpParams order_params = params.order;
@@ -64,7 +46,7 @@ WholeGraphResult OptimizeWholeGraph(const Graph& graph, const MemoryModel& model
   if (warm_peak <= params.order_lower_bound) {
     // The warm start meets a proven bound: it is optimal, and there is nothing to solve.
     result.order.assign(warm_order.begin(), warm_order.end());
-    result.order_part.outcome = PartOutcome::kOptimal;
+    result.order_part.outcome = Outcome::kOptimal;
     result.order_part.status = ilp::ModelStatus::kOptimal;
     result.order_part.value = result.order_part.warm_start = warm_peak;
     result.order_part.lower_bound = params.order_lower_bound;
@@ -77,14 +59,14 @@ WholeGraphResult OptimizeWholeGraph(const Graph& graph, const MemoryModel& model
     result.order = order.order;
     result.order_part = Report(order, order.peak, order.warm_start_peak);
     if (order.peak <= params.order_lower_bound) {
-      result.order_part.outcome = PartOutcome::kOptimal;  // the bound is the proof
+      result.order_part.outcome = Outcome::kOptimal;  // the bound is the proof
       result.order_part.status = ilp::ModelStatus::kOptimal;
     }
   }
 
   const auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, result.order));
   ilp::LayoutIlpParams layout_params = params.layout;
-  layout_params.solve.time_limit_s = std::max(0.0, params.time_limit_s - elapsed());
+  layout_params.solve.time_limit_s = std::max(0.0, params.time_limit_s - SecondsSince(started));
   ilp::LayoutIlpResult layout = ilp::SolveLayoutIlp(intervals, model.alignment, layout_params);
   result.offsets = layout.offsets;
   result.layout_part = Report(layout, layout.height, layout.warm_start_height);

@@ -14,6 +14,7 @@
 #include "core/deadline.h"
 #include "core/graph.h"
 #include "core/memory_model.h"
+#include "core/outcome.h"
 #include "ilp/layout_ilp.h"
 #include "ilp/order_ilp.h"
 
@@ -30,11 +31,8 @@ struct WholeGraphParams {
   Bytes order_lower_bound = 0;
 };
 
-enum class PartOutcome { kOptimal, kTimeLimited, kHeuristic };
-std::string_view ToString(PartOutcome outcome);
-
 struct PartReport {
-  PartOutcome outcome = PartOutcome::kHeuristic;
+  Outcome outcome = Outcome::kHeuristic;
   ilp::ModelStatus status = ilp::ModelStatus::kError;
   Bytes value = 0;  // peak (order) or height (layout)
   Bytes lower_bound = 0;

@@ -32,7 +32,6 @@ namespace {
 using partition_detail::ContainsNoCase;
 using partition_detail::Partitioner;
 using partition_detail::PositionsOf;
-using partition_detail::U;
 
 // Root of every tensor's alias chain (chains are acyclic; Finalize's loader checks it).
 std::vector<TensorId> AliasRoots(const Graph& graph) {

@@ -12,11 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/types.h"
 #include "partition/partition.h"
 
 namespace roam::partition_detail {
-
-inline size_t U(int i) { return static_cast<size_t>(i); }
 
 bool ContainsNoCase(std::string_view text, std::string_view needle);
 std::vector<Step> PositionsOf(std::span<const OpId> order, int num_ops);

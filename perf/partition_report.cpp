@@ -12,14 +12,13 @@
 #include <vector>
 
 #include "core/memory_model.h"
+#include "core/types.h"
 #include "gen/config.h"
 #include "gen/generate.h"
 #include "partition/partition.h"
 
 namespace roam {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 std::string Thousands(long long v) {
   std::string s = std::to_string(v), out;

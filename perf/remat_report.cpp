@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/types.h"
 #include "gen/config.h"
 #include "gen/generate.h"
 #include "remat/remat.h"
@@ -23,8 +24,6 @@
 
 namespace roam {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // A training step of a chain network in the style of Checkmate's linear graphs: `layers`
 // forward ops a_i = f(a_{i-1}), a loss, and a backward op per layer reading the incoming

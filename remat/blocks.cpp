@@ -10,13 +10,14 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/deadline.h"
+#include "core/types.h"
 #include "partition/partition.h"
 #include "remat/greedy_state.h"
 #include "remat/internal.h"
 
 namespace roam::remat::detail {
 namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // One candidate of a group with what it frees at the steps over the budget (additively).
 struct Option {
@@ -286,11 +287,7 @@ MethodResult ImproveByBlocks(const Graph& graph, const Schedule& start,
                              double time_limit_s, PartitionArg partition) {
   if (incumbent.peak > budget || params.blocks.rounds <= 0) return incumbent;
   const auto started = std::chrono::steady_clock::now();
-  auto out_of_time = [&] {
-    return time_limit_s > 0 &&
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >
-               time_limit_s;
-  };
+  auto out_of_time = [&] { return time_limit_s > 0 && SecondsSince(started) > time_limit_s; };
   int num_groups = 0;
   const std::vector<int> group_of_op = GroupOfOp(graph, params, start, num_groups, partition);
   if (num_groups == 0) return incumbent;

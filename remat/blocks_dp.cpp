@@ -15,6 +15,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/deadline.h"
+#include "core/types.h"
 #include "partition/partition.h"
 #include "remat/blocks_dp_options.h"
 #include "remat/greedy_state.h"
@@ -22,7 +24,6 @@
 
 namespace roam::remat::detail {
 namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
 
 class BudgetSplit {
  public:
@@ -402,9 +403,7 @@ MethodResult SplitBudgetByBlocks(const Graph& graph, const Schedule& start,
   if (incumbent.peak > budget || params.blocks_dp.group_ops <= 0) return incumbent;
   const auto started = std::chrono::steady_clock::now();
   const std::function<bool()> out_of_time = [&] {
-    return time_limit_s > 0 &&
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >
-               time_limit_s;
+    return time_limit_s > 0 && SecondsSince(started) > time_limit_s;
   };
   BudgetSplit split(graph, params, budget, partition);
   std::optional<Schedule> schedule =

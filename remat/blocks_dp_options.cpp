@@ -7,11 +7,9 @@
 #include <algorithm>
 #include <limits>
 
-namespace roam::remat::detail {
-namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
-}  // namespace
+#include "core/types.h"
 
+namespace roam::remat::detail {
 bool Tracked::Insert(Step at, const std::vector<OpId>& ops) {
   if (!state.CanInsert(at, ops) || !state.Insert(at, ops)) return false;
   tag.insert(tag.begin() + at, ops.size(), Step{-1});

@@ -3,13 +3,10 @@
 #include <algorithm>
 
 #include "core/memory_model.h"
+#include "core/types.h"
 #include "remat/remat.h"
 
 namespace roam::remat {
-namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
-}  // namespace
-
 std::vector<Bytes> PeakLowerBounds(const Graph& graph, Bytes alignment) {
   const MemoryModel model = BuildMemoryModel(graph, alignment);
   const int n = graph.num_ops();

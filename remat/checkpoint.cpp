@@ -4,12 +4,12 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/types.h"
 #include "partition/partition.h"
 #include "remat/internal.h"
 
 namespace roam::remat::detail {
 namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // The schedule with segments [cuts[j], cuts[j+1]) of the forward list recomputed.
 Schedule Segmented(const Graph& graph, const Dependencies& deps, const Schedule& start,

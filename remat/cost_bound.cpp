@@ -15,8 +15,10 @@
 #include <limits>
 #include <vector>
 
+#include "core/deadline.h"
 #include "core/lower_bound.h"
 #include "core/memory_model.h"
+#include "core/types.h"
 #include "ilp/glpk.h"
 #include "remat/greedy_state.h"
 #include "remat/internal.h"
@@ -24,7 +26,6 @@
 
 namespace roam::remat {
 namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
 
 struct CutBound {
   double percent = 0;  // proven lower bound on the recompute cost, percent of the total
@@ -163,8 +164,7 @@ OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematPa
   // third: 14.79% from the LP, 15.02% after half a second of branching).
   const auto started = std::chrono::steady_clock::now();
   auto time_left = [&] {
-    const double spent =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double spent = SecondsSince(started);
     return std::max(0.0, params.overhead_bound.time_limit_s - spent);
   };
   auto take = [&](const CutBound& b, OpId cut) {

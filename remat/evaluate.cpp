@@ -2,13 +2,10 @@
 // profile and recomputed cost (the reference the greedy's incremental state is held to), the
 // op costs, and the base schedule the methods start from.
 #include "baseline/orders.h"
+#include "core/types.h"
 #include "remat/internal.h"
 
 namespace roam::remat::detail {
-namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
-}  // namespace
-
 Schedule BaseSchedule(const Graph& graph, const RematParams& params) {
   MemoryModel model = BuildMemoryModel(graph, params.alignment);
   return ScheduleOrder(params.base_order, graph, model);

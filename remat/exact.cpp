@@ -16,13 +16,14 @@
 #include <map>
 #include <optional>
 
+#include "core/deadline.h"
+#include "core/types.h"
 #include "ilp/glpk.h"
 #include "remat/internal.h"
 #include "remat/values.h"
 
 namespace roam::remat::detail {
 namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The MILP's columns, by (stage, position).
@@ -308,9 +309,7 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   // solves it fast with the recomputations of all stages but a window fixed. Windows of
   // ilp.window_stages stages, overlapping by half, sweep the base order until a sweep gains
   // nothing, after ilp.window_sweeps sweeps, or (an outer cap) when half the time is spent.
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  };
+  auto elapsed = [&] { return SecondsSince(started); };
   // A plan that meets the compute lower bound is optimal: nothing is left to search for.
   auto proven = [&] { return result.peak <= budget && result.recompute_cost <= cost_bound; };
   const int window = std::max(2, params.ilp.window_stages);
@@ -352,9 +351,7 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   sp.max_nodes = params.ilp.max_nodes;
   sp.max_lp_iterations = params.ilp.max_lp_iterations;
   if (std::isfinite(cost_bound)) sp.stop_at_objective = cost_bound;
-  sp.time_limit_s = std::max(
-      0.0, time_limit_s -
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  sp.time_limit_s = std::max(0.0, time_limit_s - SecondsSince(started));
   ilp::SolveResult s =
       incumbent ? b.problem.Solve(sp, std::span<const double>(*incumbent)) : b.problem.Solve(sp);
   result.solver = std::string(ilp::ToString(s.call));

@@ -3,12 +3,11 @@
 #include <unordered_map>
 
 #include "core/op_names.h"
+#include "core/types.h"
 #include "remat/remat.h"
 
 namespace roam::remat {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 bool IsOrdering(const Tensor& t) { return t.size == 0 && t.kind == TensorKind::kControl; }
 

@@ -7,12 +7,12 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/types.h"
 #include "remat/greedy_state.h"
 #include "remat/internal.h"
 
 namespace roam::remat::detail {
 namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // The reference evaluation, read through the same queries as GreedyState.
 class ReferenceView {

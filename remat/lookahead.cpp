@@ -15,12 +15,13 @@
 #include <limits>
 #include <optional>
 
+#include "core/deadline.h"
+#include "core/types.h"
 #include "remat/internal.h"
 #include "remat/values.h"
 
 namespace roam::remat::detail {
 namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
 constexpr int kNever = std::numeric_limits<int>::max();
 // Levels of values not held that one recomputation may rebuild (the dropped value itself is
 // one): deeper chains reach back to the start of these graphs and cost more than they free.
@@ -306,9 +307,6 @@ struct Candidate {
 MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
                        const RematParams& params, double time_limit_s) {
   const auto started = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  };
   const Values v = BuildValues(graph, start, params);
   const std::vector<char> droppable = Droppable(v);
   const int max_computations = std::max(1, params.lookahead.max_computations_factor) * v.n;
@@ -388,7 +386,7 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
   for (bool firm : {false, true})
     for (double slack : params.lookahead.target_slacks)
       for (double exponent : params.lookahead.exponents) {
-        if (elapsed() > time_limit_s && best.peak <= budget) break;
+        if (SecondsSince(started) > time_limit_s && best.peak <= budget) break;
         const Variant variant{exponent, b * (1 + slack), firm};
         if (consider(attempt(variant))) best_variant = variant;
       }
@@ -397,7 +395,8 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
   // Refinement: forbid dropping the op whose recomputations cost most, then the next, keeping
   // each protection that leaves a cheaper schedule within budget.
   std::vector<int> tried(U(v.n), 0);
-  for (int a = 0; a < params.lookahead.refine_attempts && elapsed() < time_limit_s; ++a) {
+  for (int a = 0; a < params.lookahead.refine_attempts && SecondsSince(started) < time_limit_s;
+       ++a) {
     int pick = -1;
     double pick_cost = 0;
     for (int p = 0; p < v.n; ++p) {

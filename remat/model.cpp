@@ -6,13 +6,12 @@
 #include <stdexcept>
 
 #include "core/op_names.h"
+#include "core/types.h"
 #include "remat/greedy_state.h"
 #include "remat/remat.h"
 
 namespace roam::remat {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // The op overwrites a storage in place: its name says so and one of its outputs aliases a
 // tensor (its result shares the written storage).

@@ -10,9 +10,10 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "baseline/layouts.h"
 #include "baseline/orders.h"
+#include "core/deadline.h"
 #include "core/error.h"
+#include "layout/best.h"
 #include "layout/layout.h"
 #include "remat/context.h"
 #include "remat/internal.h"
@@ -56,10 +57,6 @@ namespace {
 
 using detail::Context;
 using detail::MethodResult;
-
-double Since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // Seconds a search may still take under the plan's deadline, finite (1e8 s: none), so that the
 // solvers' own deadlines do not overflow.
@@ -209,15 +206,9 @@ MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
 std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals, Bytes peak,
                                             Bytes budget, const RematParams& params,
                                             double time_left) {
-  std::vector<Bytes> offsets = PlaceBuffers("best-fit", intervals, params.alignment);
-  Bytes actual = LayoutHeight(intervals, offsets);
-  if (actual > peak) {
-    std::vector<Bytes> other = PlaceBuffers("llfb", intervals, params.alignment);
-    if (Bytes h = LayoutHeight(intervals, other); h < actual) {
-      actual = h;
-      offsets = std::move(other);
-    }
-  }
+  layout::BestLayout best(intervals, params.alignment);
+  best.OfferBestFit();
+  if (best.height() > peak) best.OfferLlfb();
   auto search = [&](bool wide) {
     layout::LayoutParams lp;
     lp.time_limit_s = std::max(0.001, std::min(params.fit.search_time_limit_s, time_left));
@@ -229,19 +220,16 @@ std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals,
       lp.search.bottom_left_max_buffers = std::numeric_limits<int>::max();
       lp.search.unallocated_floor_max_buffers = std::numeric_limits<int>::max();
     }
-    const layout::LayoutResult l =
-        layout::SolveLayout(intervals, params.alignment, lp, std::span<const Bytes>(offsets));
-    if (l.call == layout::LayoutCall::kOk && l.height < actual) {
-      actual = l.height;
-      offsets = l.offsets;
-    }
+    best.Search(lp);
   };
   // The greedy layouts missed the theoretical peak: the search engine closes the gap that
   // would otherwise cost a retry (a lower target, more recomputation).
   const bool searching = params.fit.search_max_nodes > 0 && time_left > 0;
-  if (actual > peak && searching) search(false);
-  if (actual > budget && actual > peak && searching && params.fit.search_wide) search(true);
-  return {std::move(offsets), actual};
+  if (best.height() > peak && searching) search(false);
+  if (best.height() > budget && best.height() > peak && searching && params.fit.search_wide)
+    search(true);
+  const Bytes height = best.height();
+  return {best.TakeOffsets(), height};
 }
 
 // Where the chosen schedule's arena misses the budget (fragmentation, or a theoretical peak
@@ -406,7 +394,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   result.compute_overhead =
       result.original_cost > 0 ? result.recompute_cost / result.original_cost : 0.0;
   result.schedule = m.schedule;
-  result.seconds = Since(started);
+  result.seconds = SecondsSince(started);
   Rewritten& rw = best->eval.rewritten;
   result.plan = AssemblePlan(rw.graph, best->eval.model, rw.order, best->offsets, result.seconds);
   if (std::string problem = ValidatePlan(rw.graph, result.plan); !problem.empty())
@@ -463,7 +451,7 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
   capped.overhead_bound.time_limit_s =
       std::min(params.overhead_bound.time_limit_s, std::max(0.001, TimeLeft(ctx)));
   const OverheadBound bound = OverheadLowerBound(ctx.graph, budget, capped);
-  const double bound_seconds = Since(started);
+  const double bound_seconds = SecondsSince(started);
   shared.bound = &bound;
   shared.bound_budget = budget;
   if (!bound.infeasible) shared.cost_bound = bound.overhead * ctx.original_cost * (1 + 2e-6);
@@ -508,7 +496,7 @@ RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& param
   CheckHasOps(graph);
   CheckParams(params);
   const Context ctx(graph, params, deadline);
-  const double setup = Since(started);
+  const double setup = SecondsSince(started);
   Schedule greedy_state;
   RematResult r = Plan(ctx, budget, params, greedy_state);
   r.seconds += setup;
@@ -555,7 +543,7 @@ std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios
   }
   if (checkpoint)
     checkpoints = detail::CheckpointOptions(graph, ctx.start, params, &ctx.Partition());
-  const double shared_seconds = Since(started);
+  const double shared_seconds = SecondsSince(started);
   std::vector<SweepPoint> points;
   for (size_t i = 0; i < ratios.size(); ++i) {
     SweepPoint p;

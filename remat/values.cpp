@@ -5,12 +5,9 @@
 
 #include "core/memory_model.h"
 #include "core/op_names.h"
+#include "core/types.h"
 
 namespace roam::remat::detail {
-namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
-}  // namespace
-
 Values BuildValues(const Graph& graph, const Schedule& base, const RematParams& params) {
   const MemoryModel model = BuildMemoryModel(graph, params.alignment);
   Values v;

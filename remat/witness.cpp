@@ -4,13 +4,10 @@
 // (working memory, peaks away from the cut) is left to the greedy's descent and polish.
 #include <algorithm>
 
+#include "core/types.h"
 #include "remat/internal.h"
 
 namespace roam::remat::detail {
-namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
-}  // namespace
-
 MethodResult FollowWitness(const Graph& graph, const Schedule& start, const MethodResult& incumbent,
                            Bytes budget, const RematParams& params, const OverheadBound& bound) {
   if (bound.cut == kNoOp || bound.redone.empty() || bound.infeasible) return incumbent;

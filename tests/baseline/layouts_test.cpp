@@ -6,6 +6,7 @@
 #include <array>
 #include <numeric>
 #include <random>
+#include <tuple>
 
 #include "core/error.h"
 
@@ -188,6 +189,75 @@ TEST(GreedyBestFit, MatchesADirectScanOfThePlacedBuffers) {
     ASSERT_EQ(GreedyBestFitPlacement(intervals, order, alignment),
               NaiveBestFit(intervals, order, alignment))
         << "trial " << trial;
+  }
+}
+
+// Largest first written directly: the fixed buffers where they are, then the others by
+// decreasing size (longer lifetime, then index, on ties), each at the lowest offset, a multiple
+// of its alignment, clear of every placed buffer sharing a step.
+std::vector<Bytes> NaiveLargestFirst(const std::vector<Interval>& intervals,
+                                     const std::vector<Bytes>& alignments,
+                                     const std::vector<Bytes>& fixed) {
+  std::vector<Bytes> offsets(intervals.size(), 0);
+  std::vector<size_t> placed, order;
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    if (fixed[i] >= 0) offsets[i] = fixed[i];
+    if (intervals[i].size == 0) continue;
+    if (fixed[i] >= 0)
+      placed.push_back(i);
+    else
+      order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const Interval &x = intervals[a], &y = intervals[b];
+    return std::make_tuple(-x.size, x.start - x.end, a) <
+           std::make_tuple(-y.size, y.start - y.end, b);
+  });
+  for (size_t i : order) {
+    std::vector<std::pair<Bytes, Bytes>> busy;
+    for (size_t j : placed)
+      if (intervals[j].start <= intervals[i].end && intervals[i].start <= intervals[j].end)
+        busy.emplace_back(offsets[j], offsets[j] + intervals[j].size);
+    std::sort(busy.begin(), busy.end());
+    Bytes candidate = 0;
+    for (const auto& [lo, hi] : busy) {
+      if (candidate + intervals[i].size <= lo) break;
+      candidate = std::max(candidate, AlignUp(hi, alignments[i]));
+    }
+    offsets[i] = candidate;
+    placed.push_back(i);
+  }
+  return offsets;
+}
+
+TEST(LargestFirst, MatchesADirectScanWithFixedBuffersAndPerBufferAlignments) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Bytes alignment = trial % 3 == 0 ? 1 : 512;
+    auto intervals = RandomIntervals(rng, 1 + trial % 60, 1 + trial % 25, alignment, 4000);
+    const size_t n = intervals.size();
+    if (trial % 5 == 0) intervals[n / 2].size = 0;
+    // Some buffers stacked from 0 (pinned at the bottom), or fixed above everything else.
+    std::vector<Bytes> fixed(n, -1);
+    Bytes base = 0, top = 1 << 30;
+    for (size_t i = 0; i < n; ++i) {
+      if (trial % 2 == 0 && i % 7 == 1) {
+        fixed[i] = base;
+        base += intervals[i].size;
+      } else if (trial % 3 == 1 && i % 9 == 4) {
+        fixed[i] = top;
+        top += AlignUp(intervals[i].size, alignment);
+      }
+    }
+    const bool per_buffer = trial % 4 == 3;
+    std::vector<Bytes> alignments(n, alignment);
+    if (per_buffer)
+      for (size_t i = 0; i < n; ++i)
+        if (fixed[i] < 0) alignments[i] = std::array<Bytes, 3>{1, 8, 512}[i % 3];
+    const std::vector<Bytes> got =
+        per_buffer ? LargestFirstLayout(intervals, alignments, fixed)
+                   : LargestFirstLayout(intervals, std::span<const Bytes>(&alignment, 1), fixed);
+    ASSERT_EQ(got, NaiveLargestFirst(intervals, alignments, fixed)) << "trial " << trial;
   }
 }
 

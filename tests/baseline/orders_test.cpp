@@ -7,13 +7,12 @@
 
 #include "core/error.h"
 #include "core/io.h"
+#include "core/types.h"
 #include "tests/support/random_graph.h"
 #include "tests/support/test_data.h"
 
 namespace roam {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // Builds small graphs by hand; ops and tensors get external id = index.
 class HandGraph {

@@ -6,12 +6,11 @@
 #include <numeric>
 #include <random>
 
+#include "core/types.h"
 #include "tests/support/random_graph.h"
 
 namespace roam {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // The bound's claim, checked literally: in every topological order, every storage counted at
 // op v is resident at v's step; so the bound never exceeds the best order's peak.

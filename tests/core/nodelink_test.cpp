@@ -4,11 +4,10 @@
 #include "core/error.h"
 #include "core/io.h"
 #include "core/memory_model.h"
+#include "core/types.h"
 
 namespace roam {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 TEST(NodeLink, ReadsCheckmateGraphs) {
   const char* text = R"({"directed": true, "multigraph": false, "graph": {"name": "fcn"},

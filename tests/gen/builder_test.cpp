@@ -6,12 +6,11 @@
 #include <stdexcept>
 
 #include "core/memory_model.h"
+#include "core/types.h"
 #include "gen/aten.h"
 
 namespace roam::gen {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 std::vector<std::string> Names(const Graph& g) {
   std::vector<std::string> names;

@@ -10,13 +10,13 @@
 
 #include "core/memory_model.h"
 #include "core/plan.h"
+#include "core/types.h"
 #include "gen/cost.h"
 
 namespace roam::gen {
 namespace {
 
 namespace fs = std::filesystem;
-size_t U(int i) { return static_cast<size_t>(i); }
 
 std::string ConfigDir() { return ROAM_CONFIGS_DIR; }
 

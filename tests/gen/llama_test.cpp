@@ -12,14 +12,13 @@
 
 #include "core/error.h"
 #include "core/memory_model.h"
+#include "core/types.h"
 #include "gen/config.h"
 #include "gen/generate.h"
 #include "tests/gen/config_errors.h"
 
 namespace roam::gen {
 namespace {
-
-size_t U(std::int64_t i) { return static_cast<size_t>(i); }
 
 Config Preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
   return LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name + ".yaml", overrides);

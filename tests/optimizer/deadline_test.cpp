@@ -196,8 +196,8 @@ TEST(Labels, AnEqualPeakSolutionIsNoImprovement) {
   const OptimizeResult r = Optimize(graph, params, control);
   ExpectTruthful(graph, r);
   EXPECT_GT(calls, 0);
-  EXPECT_GT(r.leaves.time_limited, 0);                    // the solver did run out of time ...
-  EXPECT_NE(r.order_outcome, PartOutcome::kTimeLimited);  // ... but improved nothing
+  EXPECT_GT(r.leaves.time_limited, 0);                // the solver did run out of time ...
+  EXPECT_NE(r.order_outcome, Outcome::kTimeLimited);  // ... but improved nothing
 }
 
 // The pipeline's own plan reaches max-live on a mid-size GPT by leaf layouts, stacking and
@@ -220,7 +220,7 @@ TEST(Merge, ThePipelinesOwnLayoutOfADecoderHasNoFragmentation) {
     EXPECT_FALSE(r.baseline_won);
     EXPECT_EQ(r.pipeline.layout, "leaf layouts merged");
     EXPECT_EQ(r.pipeline.summary.actual_peak, r.pipeline.summary.theoretical_peak);
-    EXPECT_EQ(r.layout_outcome, PartOutcome::kOptimal);
+    EXPECT_EQ(r.layout_outcome, Outcome::kOptimal);
     for (const std::string& note : r.notes)
       EXPECT_EQ(note.find("cut into windows"), std::string::npos) << note;
   }

@@ -98,7 +98,7 @@ TEST(Optimizer, ResnetAtBatchOneReachesTheCertifiedBound) {
   ExpectTruthful(graph, r);
   EXPECT_EQ(r.plan.summary.theoretical_peak, r.lower_bound);
   EXPECT_LT(r.plan.summary.theoretical_peak, r.baselines[1].summary.theoretical_peak);
-  EXPECT_EQ(r.order_outcome, PartOutcome::kOptimal);
+  EXPECT_EQ(r.order_outcome, Outcome::kOptimal);
 }
 
 // With the bound shortcut off every leaf of more than one op goes to the solver; when each is

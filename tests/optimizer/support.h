@@ -23,14 +23,14 @@ inline void ExpectTruthful(const Graph& graph, const OptimizeResult& r) {
   EXPECT_EQ(ValidatePlan(graph, r.plan), "");
   const PlanSummary& s = r.plan.summary;
   EXPECT_LE(r.lower_bound, s.theoretical_peak);
-  if (r.order_outcome == PartOutcome::kOptimal) {
+  if (r.order_outcome == Outcome::kOptimal) {
     EXPECT_EQ(s.theoretical_peak, r.lower_bound) << "an optimal order needs the bound met";
   }
-  if (r.layout_outcome == PartOutcome::kOptimal) {
+  if (r.layout_outcome == Outcome::kOptimal) {
     EXPECT_EQ(s.actual_peak, s.theoretical_peak) << "an optimal layout has no fragmentation";
   }
   if (s.theoretical_peak == r.lower_bound) {
-    EXPECT_EQ(r.order_outcome, PartOutcome::kOptimal);
+    EXPECT_EQ(r.order_outcome, Outcome::kOptimal);
   }
   EXPECT_LE(s.total_peak, r.baselines[1].summary.total_peak);
   EXPECT_LE(s.total_peak, r.baselines[0].summary.total_peak);

@@ -33,10 +33,10 @@ TEST(WholeGraph, WithTimeToSpareBothPartsAreOptimalAndTheOrderMatchesBruteForce)
     params.time_limit_s = 30;
     const WholeGraphResult r = OptimizeWholeGraph(graph, model, warm, params);
     ASSERT_EQ(CheckedPlan(graph, model, r), "") << "trial " << trial;
-    EXPECT_EQ(r.order_part.outcome, PartOutcome::kOptimal) << "trial " << trial;
+    EXPECT_EQ(r.order_part.outcome, Outcome::kOptimal) << "trial " << trial;
     EXPECT_EQ(r.order_part.value, testing::BruteForceMinPeak(graph, model)) << "trial " << trial;
     EXPECT_EQ(r.order_part.value, TheoreticalPeak(graph, model, r.order));
-    EXPECT_EQ(r.layout_part.outcome, PartOutcome::kOptimal) << "trial " << trial;
+    EXPECT_EQ(r.layout_part.outcome, Outcome::kOptimal) << "trial " << trial;
     // Fixed lifetimes can force a layout above the live peak (dynamic storage allocation),
     // never below it.
     EXPECT_GE(r.layout_part.value, r.order_part.value) << "trial " << trial;
@@ -57,7 +57,7 @@ TEST(WholeGraph, WithNoTimeTheHeuristicPlanIsReturnedAndSaidToBeOne) {
   params.time_limit_s = 0.002;
   const WholeGraphResult r = OptimizeWholeGraph(graph, model, warm, params);
   ASSERT_EQ(CheckedPlan(graph, model, r), "");
-  EXPECT_EQ(r.order_part.outcome, PartOutcome::kHeuristic);
+  EXPECT_EQ(r.order_part.outcome, Outcome::kHeuristic);
   EXPECT_EQ(r.order_part.value, r.order_part.warm_start);
   EXPECT_EQ(r.order_part.value, TheoreticalPeak(graph, model, warm));
   EXPECT_LE(r.order_part.lower_bound, r.order_part.value);

@@ -5,14 +5,13 @@
 #include <random>
 #include <vector>
 
+#include "core/types.h"
 #include "partition/partition.h"
 #include "tests/support/random_graph.h"
 #include "tests/support/training_graph.h"
 
 namespace roam {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // Transitive closure of the subgraph induced by `members`, by DFS from every member.
 std::vector<std::vector<char>> Reachability(const Dependencies& deps, int n,

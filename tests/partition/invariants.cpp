@@ -8,13 +8,9 @@
 #include <set>
 #include <string>
 
+#include "core/types.h"
+
 namespace roam::testing {
-namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
-
-}  // namespace
-
 void CheckPartitionInvariants(const Graph& graph, const MemoryModel& model,
                               const SubgraphTree& tree, std::span<const OpId> input_order,
                               int node_limit) {

@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "core/types.h"
 #include "tests/partition/invariants.h"
 #include "tests/support/random_graph.h"
 #include "tests/support/test_data.h"
@@ -18,8 +19,6 @@ namespace {
 
 using testing::CheckPartitionInvariants;
 using testing::PartitionAndCheck;
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 TEST(PartitionInvariants, HoldOnRandomDags) {
   std::mt19937_64 rng(21);

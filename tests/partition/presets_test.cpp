@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/memory_model.h"
+#include "core/types.h"
 #include "gen/config.h"
 #include "gen/generate.h"
 #include "partition/partition.h"
@@ -19,8 +20,6 @@
 
 namespace roam {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 gen::Config Preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
   return gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name + ".yaml", overrides);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 
+#include "core/types.h"
 #include "remat/internal.h"
 #include "remat/remat.h"
 #include "tests/support/training_graph.h"
@@ -19,8 +20,6 @@ namespace {
 using detail::Attached;
 using detail::GroupedBase;
 using detail::GroupOption;
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // The base with groups of two forward ops each, spans from a group's first op to the last op
 // that reads what it made, and each step's region the latest-starting span holding it.

@@ -7,12 +7,9 @@
 #include <vector>
 
 #include "core/memory_model.h"
+#include "core/types.h"
 
 namespace roam::testing {
-namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
-}  // namespace
-
 TrainingGraphOptions TinyTrainingGraphOptions() {
   TrainingGraphOptions o;
   o.layers = 2;

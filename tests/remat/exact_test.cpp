@@ -9,6 +9,7 @@
 #include "baseline/orders.h"
 #include "core/io.h"
 #include "core/memory_model.h"
+#include "core/types.h"
 #include "remat/internal.h"
 #include "remat/remat.h"
 #include "tests/support/layered_graph.h"
@@ -16,8 +17,6 @@
 
 namespace roam::remat {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 // A random DAG of n single-output ops: op v reads op v - 1 and up to 2 more of the 4 before;
 // sizes in [1, 10], costs in [1, 5]; the last op's output is the graph output.

@@ -8,14 +8,13 @@
 #include <random>
 
 #include "core/io.h"
+#include "core/types.h"
 #include "remat/internal.h"
 #include "tests/support/state_writer_graph.h"
 #include "tests/support/training_graph.h"
 
 namespace roam::remat::detail {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 std::vector<double> Costs(const Graph& g) {
   std::vector<double> costs;

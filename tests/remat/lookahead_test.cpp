@@ -11,6 +11,7 @@
 #include "baseline/orders.h"
 #include "core/io.h"
 #include "core/memory_model.h"
+#include "core/types.h"
 #include "remat/internal.h"
 #include "remat/remat.h"
 #include "tests/support/layered_graph.h"
@@ -20,8 +21,6 @@
 
 namespace roam::remat {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 Graph TinyDag(int n, unsigned seed) {
   return testing::RandomLayered({.nodes = n,

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/io.h"
 #include "core/memory_model.h"
+#include "core/types.h"
 #include "gen/config.h"
 #include "gen/generate.h"
 #include "remat/internal.h"
@@ -20,8 +21,6 @@
 
 namespace roam::remat {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 using testing::ForEachSchedule;
 

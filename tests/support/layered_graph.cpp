@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <random>
 
-namespace roam::testing {
-namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
-}  // namespace
+#include "core/types.h"
 
+namespace roam::testing {
 Graph RandomLayered(const LayeredGraphOptions& o, unsigned seed) {
   std::mt19937_64 rng(seed);
   auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };

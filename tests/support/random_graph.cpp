@@ -5,11 +5,9 @@
 #include <limits>
 #include <numeric>
 
-namespace roam::testing {
-namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
-}  // namespace
+#include "core/types.h"
 
+namespace roam::testing {
 Graph RandomGraph(std::mt19937_64& rng, const RandomGraphOptions& options) {
   auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
   auto pick = [&](int n) {

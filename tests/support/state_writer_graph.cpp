@@ -2,11 +2,9 @@
 
 #include <utility>
 
-namespace roam::testing {
-namespace {
-size_t U(int i) { return static_cast<size_t>(i); }
-}  // namespace
+#include "core/types.h"
 
+namespace roam::testing {
 StateWriterGraph MakeStateWriterGraph(const std::string& writer_name) {
   StateWriterGraph s;
   Graph& g = s.g;

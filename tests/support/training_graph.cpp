@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "core/types.h"
+
 namespace roam::testing {
 namespace {
-
-size_t U(int i) { return static_cast<size_t>(i); }
 
 class Builder {
  public:
