@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "batch/batch.h"
+#include "config/config.h"
 #include "core/io.h"
 #include "report/svg.h"
 
@@ -50,7 +51,7 @@ std::optional<RunRecord> Resume(const RunnerParams& params, const RunSpec& spec)
     RunRecord r = ParseRecord(ReadFile(RecordPath(params.out_dir, spec)), spec.name);
     if (!r.ok || r.spec.key != spec.key || r.spec.repeats != spec.repeats) return std::nullopt;
     if (params.write_plans) {
-      LoadedInput input = LoadRunInput(spec.input, spec.overrides);
+      config::Input input = config::LoadInput(spec.input, spec.overrides);
       Plan plan = LoadPlan(PlanPath(params.out_dir, spec), input.graph);
       if (!ValidatePlan(input.graph, plan).empty()) return std::nullopt;
     }

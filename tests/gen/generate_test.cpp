@@ -8,12 +8,16 @@
 #include <filesystem>
 #include <map>
 
+#include "config/config.h"
 #include "core/memory_model.h"
 #include "core/plan.h"
 #include "gen/cost.h"
 
 namespace roam::gen {
 namespace {
+
+using config::LoadConfig;
+using config::ParseConfig;
 
 namespace fs = std::filesystem;
 size_t U(int i) { return static_cast<size_t>(i); }

@@ -10,14 +10,18 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "core/error.h"
 #include "core/memory_model.h"
 #include "gen/config.h"
 #include "gen/generate.h"
-#include "tests/gen/config_errors.h"
+#include "tests/config/config_errors.h"
 
 namespace roam::gen {
 namespace {
+
+using config::LoadConfig;
+using config::ParseConfig;
 
 size_t U(std::int64_t i) { return static_cast<size_t>(i); }
 

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "baseline/orders.h"
-#include "gen/config.h"
+#include "config/config.h"
 #include "gen/generate.h"
 #include "tests/support/test_data.h"
 
@@ -184,7 +184,7 @@ TEST(LayoutIlp, HugeModelsAreNotBuiltAndKeepTheWarmStart) {
 // a valid layout no higher than the warm start, and "optimal" only when a bound proves it.
 TEST(LayoutIlp, ARealWindowWhereGlpkAnswersInexactlyStillGetsAValidLayout) {
   const Graph graph =
-      gen::GenerateGraph(gen::LoadConfig(testing::SourceDir() + "/configs/resnet18.yaml"));
+      gen::GenerateGraph(config::LoadConfig(testing::SourceDir() + "/configs/resnet18.yaml"));
   const MemoryModel model = BuildMemoryModel(graph);
   auto intervals = PlannedIntervals(
       model, ComputeLifetimes(graph, model, ScheduleOrder("heuristic", graph, model)));

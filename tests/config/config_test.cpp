@@ -1,19 +1,21 @@
 // The YAML config loader: defaults, overrides, and one clear error per kind of bad input.
-#include "gen/config.h"
+#include "config/config.h"
 
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "tests/gen/config_errors.h"
+#include "tests/config/config_errors.h"
 
 namespace roam::gen {
 namespace {
 
+using config::ParseConfig;
+using config::ParsePlanningOverrides;
 using testing::ErrorOf;
 using testing::ExpectMentions;
 
 TEST(Config, FamilyDefaultsFillUnsetKeys) {
-  Config c = ParseConfig("model: {family: bert}", "bert-x.yaml");
+  config::Config c = ParseConfig("model: {family: bert}", "bert-x.yaml");
   EXPECT_EQ(c.model.family, Family::kBert);
   EXPECT_EQ(c.model.vocab, 30522);
   EXPECT_EQ(c.model.n_positions, 512);
@@ -24,7 +26,7 @@ TEST(Config, FamilyDefaultsFillUnsetKeys) {
 }
 
 TEST(Config, ReadsEverySection) {
-  Config c = ParseConfig(R"(
+  config::Config c = ParseConfig(R"(
 model:
   family: gpt2
   n_layer: 2
@@ -39,15 +41,15 @@ training:
 planner:
   mode: model
   threads: 3
-  time_limit: 60
+  time_limit_s: 60
   alignment: 256
   bound_shortcut: false
   partition: {node_limit: 100, alpha: 3, delay_radius: 0.5, update_placement: at-end}
-  leaf_order: {enabled: false, time_limit: 2.5}
-  leaf_layout: {time_limit: 1.5, max_storages: 9, bottom_left: true}
+  leaf_order: {enabled: false, time_limit_s: 2.5}
+  leaf_layout: {time_limit_s: 1.5, max_storages: 9, bottom_left: true}
   final_layout: {bottom_left: true}
 )",
-                         "c.yaml");
+                                 "c.yaml");
   EXPECT_EQ(c.model.n_layer, 2);
   EXPECT_EQ(c.model.dtype, DType::kFloat16);
   EXPECT_EQ(c.model.device, Device::kCpu);
@@ -74,7 +76,7 @@ planner:
 
 // Every remat key, with the nesting of remat::RematParams; the alignment is the planner's.
 TEST(Config, ReadsTheRematSection) {
-  Config c = ParseConfig(R"(model: {family: gpt2}
+  config::Config c = ParseConfig(R"(model: {family: gpt2}
 planner: {alignment: 64}
 remat:
   method: greedy
@@ -127,7 +129,7 @@ remat:
     fallback_base_orders: [program]
     alone: []
 )",
-                         "c.yaml");
+                                 "c.yaml");
   const remat::RematParams& r = c.remat;
   EXPECT_EQ(r.method, "greedy");
   EXPECT_DOUBLE_EQ(r.time_limit_s, 5);
@@ -246,8 +248,9 @@ TEST(Config, AdamwDefaultsToTorchsWeightDecay) {
 }
 
 TEST(Config, OverridesApplyBeforeValidationAndCreateSections) {
-  Config c = ParseConfig("model: {family: gpt2, batch: 1}", "c.yaml",
-                         {"model.batch=4", "planner.partition.node_limit=7", "model.n_head=16"});
+  config::Config c =
+      ParseConfig("model: {family: gpt2, batch: 1}", "c.yaml",
+                  {"model.batch=4", "planner.partition.node_limit=7", "model.n_head=16"});
   EXPECT_EQ(c.model.batch, 4);
   EXPECT_EQ(c.planner.partition.node_limit, 7);
   EXPECT_EQ(c.model.n_head, 16);
@@ -265,6 +268,14 @@ TEST(ConfigRejects, UnknownKeyWithTheClosestValidOne) {
                  {"planner.partition.node_limt", "did you mean planner.partition.node_limit?"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {node_limit: 3}"),
                  {"planner.node_limit", "has moved to planner.partition.node_limit"});
+  // Seconds are *_s keys everywhere; the unit-less spellings say where they went.
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {time_limit: 3}"),
+                 {"conf.yaml", "planner.time_limit", "has moved to planner.time_limit_s"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}", {"planner.leaf_layout.time_limit=1"}),
+                 {"planner.leaf_layout.time_limit", "--set planner.leaf_layout.time_limit=1",
+                  "has moved to planner.leaf_layout.time_limit_s"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {solver_overshoot: 1}"),
+                 {"has moved to planner.solver_overshoot_s"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {leaf_order: 3}"),
                  {"planner.leaf_order", "must be a mapping"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\ntraining: {optimiser: sgd}"),
@@ -364,7 +375,7 @@ TEST(IntegerModelKeys, AreTheIntegerKeysTheFamilyReads) {
 }
 
 TEST(PlanningOverrides, SetThePlannerAndRematSectionsOfAGraphFile) {
-  const PlanningSettings s =
+  const config::Planning s =
       ParsePlanningOverrides({"planner.alignment=256", "planner.partition.node_limit=60",
                               "remat.greedy.max_steps=7", "remat.rule.rng_state_kept=true"},
                              "g.json");
@@ -373,7 +384,7 @@ TEST(PlanningOverrides, SetThePlannerAndRematSectionsOfAGraphFile) {
   EXPECT_EQ(s.remat.greedy.max_steps, 7);
   EXPECT_TRUE(s.remat.rule.rng_state_kept);
   EXPECT_EQ(s.remat.alignment, 256);  // the planner's
-  const PlanningSettings defaults = ParsePlanningOverrides({}, "g.json");
+  const config::Planning defaults = ParsePlanningOverrides({}, "g.json");
   EXPECT_EQ(defaults.remat.greedy.max_steps, remat::RematParams{}.greedy.max_steps);
 }
 
