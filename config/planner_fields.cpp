@@ -72,6 +72,16 @@ const std::vector<Field>& PlannerFields() {
           "seconds the order ILP may spend on one leaf",
           [](auto& p) -> auto& { return p.planner.leaf_order.time_limit; }),
       Flag(
+          "planner.leaf_order.contract", "merge ops that cannot change the peak into a neighbour",
+          [](auto& p) -> auto& { return p.planner.leaf_order.contract; }),
+      Flag(
+          "planner.leaf_order.symmetry_breaking", "order interchangeable ops by id",
+          [](auto& p) -> auto& { return p.planner.leaf_order.symmetry_breaking; }),
+      Int(
+          "planner.leaf_order.max_nonzeros", 1, kMaxBytes,
+          "larger leaf ILPs are not built; the warm start stands",
+          [](auto& p) -> auto& { return p.planner.leaf_order.max_nonzeros; }),
+      Flag(
           "planner.leaf_layout.enabled", "solve each leaf's layout, activations at the bottom",
           [](auto& p) -> auto& { return p.planner.leaf_layout.enabled; }),
       Choice(
@@ -109,6 +119,27 @@ const std::vector<Field>& PlannerFields() {
           "planner.final_layout.max_nodes", 0, kMaxBytes,
           "search nodes for it; 0 = only the time limit",
           [](auto& p) -> auto& { return p.planner.final_layout.max_nodes; }),
+      Flag(
+          "planner.merge.slide_down", "after stacking, move buffers down into gaps",
+          [](auto& p) -> auto& { return p.planner.merge.slide_down; }),
+      Flag(
+          "planner.merge.search_reassignment",
+          "re-place conflicting temporaries by layout search; false: best-fit only",
+          [](auto& p) -> auto& { return p.planner.merge.search_reassignment; }),
+      Int(
+          "planner.merge.search_max_nodes", 0, kMaxBytes, "search nodes for that reassignment",
+          [](auto& p) -> auto& { return p.planner.merge.search_max_nodes; }),
+      Number(
+          "planner.merge.search_time_limit_s", 0.0, kInf, "seconds for it; 0 = none",
+          [](auto& p) -> auto& { return p.planner.merge.search_time_limit_s; }),
+      Int(
+          "planner.merge.search_max_buffers", 0, kMaxInt,
+          "skip the search when more buffers are involved",
+          [](auto& p) -> auto& { return p.planner.merge.search_max_buffers; }),
+      Number(
+          "planner.order_share", 0.0, 1.0,
+          "model mode: share of the run for the order ILP, the layout ILP gets the rest",
+          [](auto& p) -> auto& { return p.planner.order_share; }),
   };
   return *fields;
 }

@@ -74,6 +74,31 @@ planner:
   EXPECT_TRUE(c.planner.final_layout.bottom_left);
 }
 
+// The merge's and the order ILP's switches and model mode's share, reachable from a config.
+TEST(Config, ReadsTheMergeOrderIlpAndModelModeSwitches) {
+  const config::Config c = ParseConfig(R"(model: {family: gpt2}
+planner:
+  order_share: 0.25
+  leaf_order: {contract: false, symmetry_breaking: false, max_nonzeros: 5}
+  merge: {slide_down: false, search_reassignment: false, search_max_nodes: 10,
+          search_time_limit_s: 0.5, search_max_buffers: 7}
+)",
+                                       "c.yaml");
+  EXPECT_DOUBLE_EQ(c.planner.order_share, 0.25);
+  EXPECT_FALSE(c.planner.leaf_order.contract);
+  EXPECT_FALSE(c.planner.leaf_order.symmetry_breaking);
+  EXPECT_EQ(c.planner.leaf_order.max_nonzeros, 5);
+  EXPECT_FALSE(c.planner.merge.slide_down);
+  EXPECT_FALSE(c.planner.merge.search_reassignment);
+  EXPECT_EQ(c.planner.merge.search_max_nodes, 10);
+  EXPECT_DOUBLE_EQ(c.planner.merge.search_time_limit_s, 0.5);
+  EXPECT_EQ(c.planner.merge.search_max_buffers, 7);
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {order_share: 1.5}"),
+                 {"conf.yaml", "planner.order_share", "must be in [0, 1], got 1.5"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}", {"planner.merge.search_max_nodes=-1"}),
+                 {"planner.merge.search_max_nodes", "must be at least 0"});
+}
+
 // Every remat key, with the nesting of remat::RematParams; the alignment is the planner's.
 TEST(Config, ReadsTheRematSection) {
   config::Config c = ParseConfig(R"(model: {family: gpt2}
