@@ -14,11 +14,10 @@
 #include <set>
 #include <sstream>
 
+#include "config/config.h"
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/io.h"
-#include "gen/config.h"
-#include "gen/generate.h"
 
 namespace roam::cli {
 
@@ -32,18 +31,8 @@ void AddInputOptions(CLI::App& cmd, InputOptions& options) {
       "and remat.* keys only)");
 }
 
-Input LoadInput(const InputOptions& options) {
-  const std::string& path = options.path;
-  auto ends_with = [&](std::string_view suffix) {
-    return path.size() >= suffix.size() &&
-           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  if (ends_with(".yaml") || ends_with(".yml")) {
-    gen::Config config = gen::LoadConfig(path, options.overrides);
-    return {gen::GenerateGraph(config), config.planner, config.remat};
-  }
-  gen::PlanningSettings settings = gen::ParsePlanningOverrides(options.overrides, path);
-  return {LoadGraph(path), std::move(settings.planner), std::move(settings.remat)};
+config::Input LoadInput(const InputOptions& options) {
+  return config::LoadInput(options.path, options.overrides);
 }
 
 CLI::Option* AddAlignmentOption(CLI::App& cmd, Bytes& alignment) {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "core/graph.h"
 #include "core/plan.h"
-#include "gen/config.h"
 
 namespace roam::cli {
 
@@ -21,6 +21,7 @@ using Action = std::function<int()>;
 void AddEvaluateCommand(CLI::App& app, Action& action);
 void AddValidateCommand(CLI::App& app, Action& action);
 void AddExportGraphCommand(CLI::App& app, Action& action);
+void AddConfigCommand(CLI::App& app, Action& action);
 void AddPartitionCommand(CLI::App& app, Action& action);
 void AddLayoutCommand(CLI::App& app, Action& action);
 void AddOptimizeCommand(CLI::App& app, Action& action);
@@ -40,12 +41,8 @@ struct InputOptions {
 void AddInputOptions(CLI::App& cmd, InputOptions& options);
 
 // What a command plans: the graph, and the settings that came with it (a config's planner and
-// remat sections, after --set; the defaults for a graph file).
-struct Input {
-  Graph graph;
-  OptimizerParams planner;
-  remat::RematParams remat;
-};
+// remat sections, after --set; the defaults for a graph file). config/config.h.
+using Input = config::Input;
 Input LoadInput(const InputOptions& options);
 
 // A planner setting given as a flag wins over the input's planner section (or its default), so

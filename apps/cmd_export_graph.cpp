@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "apps/cli.h"
+#include "config/config.h"
 #include "core/io.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 
 namespace roam::cli {
@@ -16,7 +16,7 @@ struct ExportOptions {
 };
 
 int RunExport(const ExportOptions& options) {
-  gen::Config config = gen::LoadConfig(options.config_path, options.overrides);
+  gen::Config config = roam::config::LoadConfig(options.config_path, options.overrides);
   Graph graph = gen::GenerateGraph(config);
   WriteFileAtomically(options.graph_path, GraphToJson(graph));
   std::cout << "wrote " << options.graph_path << ": " << graph.name << ", " << graph.num_ops()

@@ -228,12 +228,12 @@ void AddOptimizeCommand(CLI::App& app, Action& action) {
   options->time_limit_flag =
       cmd->add_option("--time-limit", options->time_limit_s,
                       "Seconds for the whole run, solver overshoot included; 0 = no limit "
-                      "(default: planner.time_limit)")
+                      "(default: planner.time_limit_s)")
           ->check(FiniteNumber(0, kMaxSeconds));
   options->leaf_time_limit_flag =
       cmd->add_option("--leaf-time-limit", options->leaf_time_limit_s,
                       "Seconds the order ILP may spend on one leaf (default: "
-                      "planner.leaf_order.time_limit)")
+                      "planner.leaf_order.time_limit_s)")
           ->check(FiniteNumber(0, kMaxSeconds));
   options->alignment_flag = AddAlignmentOption(*cmd, options->alignment);
   cmd->add_flag("--no-bound-shortcut", options->no_bound_shortcut,

@@ -18,7 +18,7 @@ struct PlotOptions {
 };
 
 int RunPlot(const PlotOptions& o) {
-  batch::LoadedInput input = batch::LoadRunInput(o.graph.path, o.graph.overrides);
+  config::Input input = config::LoadInput(o.graph.path, o.graph.overrides);
   const Graph& graph = input.graph;
   Plan plan = LoadPlan(o.plan, graph);
   if (std::string problem = ValidatePlan(graph, plan); !problem.empty())

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   AddEvaluateCommand(app, action);
   AddValidateCommand(app, action);
   AddExportGraphCommand(app, action);
+  AddConfigCommand(app, action);
   AddPartitionCommand(app, action);
   AddLayoutCommand(app, action);
   AddOptimizeCommand(app, action);

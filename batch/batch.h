@@ -103,14 +103,6 @@ struct RunPlans {
 // caller's arena size; 0 = the machine's cores).
 RunRecord ExecuteRun(const RunSpec& spec, RunPlans* plans = nullptr, int threads = 0);
 
-// Loads a run's input: a YAML config (overrides applied) or a graph file (no overrides).
-// Returns the graph and the config's planner section (the defaults for a graph file).
-struct LoadedInput {
-  Graph graph;
-  OptimizerParams planner;
-};
-LoadedInput LoadRunInput(const std::string& path, const std::vector<std::string>& overrides);
-
 // The PyTorch baseline (program order, caching-allocator layout) and the best heuristic: the
 // baseline order and layout with the lowest total peak.
 struct Baselines {

@@ -11,11 +11,10 @@
 #include "baseline/orders.h"
 #include "batch/batch.h"
 #include "core/deadline.h"
+#include "config/config.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "core/lower_bound.h"
-#include "gen/config.h"
-#include "gen/generate.h"
 #include "optimizer/optimizer.h"
 
 namespace roam::batch {
@@ -91,7 +90,7 @@ std::vector<std::pair<std::string, std::string>> OptimizerFigures(const Optimize
   return f;
 }
 
-ModePlan PlanMode(Mode mode, const LoadedInput& input, const MemoryModel& model) {
+ModePlan PlanMode(Mode mode, const config::Input& input, const MemoryModel& model) {
   const Graph& graph = input.graph;
   const auto started = Clock::now();
   switch (mode) {
@@ -186,19 +185,6 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
-LoadedInput LoadRunInput(const std::string& path, const std::vector<std::string>& overrides) {
-  LoadedInput in;
-  if (EndsWith(path, ".yaml") || EndsWith(path, ".yml")) {
-    gen::Config config = gen::LoadConfig(path, overrides);
-    in.graph = gen::GenerateGraph(config);
-    in.planner = config.planner;
-    return in;
-  }
-  in.planner = gen::ParsePlanningOverrides(overrides, path).planner;
-  in.graph = LoadGraph(path);
-  return in;
-}
-
 Baselines PlanBaselines(const Graph& graph, const MemoryModel& model) {
   Baselines b;
   b.pytorch = PlanWith(graph, model, "program", "pytorch", 0.0);
@@ -225,7 +211,7 @@ RunRecord ExecuteRun(const RunSpec& spec, RunPlans* plans, int threads) {
   r.spec = spec;
   r.result.method = std::string(ToString(spec.mode));
   try {
-    LoadedInput input = LoadRunInput(spec.input, spec.overrides);
+    config::Input input = config::LoadInput(spec.input, spec.overrides);
     if (input.planner.threads == 0) input.planner.threads = threads;
     const Graph& graph = input.graph;
     MemoryModel model = BuildMemoryModel(graph, input.planner.alignment);

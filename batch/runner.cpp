@@ -12,6 +12,7 @@
 
 #include "batch/batch.h"
 #include "core/deadline.h"
+#include "config/config.h"
 #include "core/io.h"
 #include "report/svg.h"
 
@@ -51,7 +52,7 @@ std::optional<RunRecord> Resume(const RunnerParams& params, const RunSpec& spec)
     RunRecord r = ParseRecord(ReadFile(RecordPath(params.out_dir, spec)), spec.name);
     if (!r.ok || r.spec.key != spec.key || r.spec.repeats != spec.repeats) return std::nullopt;
     if (params.write_plans) {
-      LoadedInput input = LoadRunInput(spec.input, spec.overrides);
+      config::Input input = config::LoadInput(spec.input, spec.overrides);
       Plan plan = LoadPlan(PlanPath(params.out_dir, spec), input.graph);
       if (!ValidatePlan(input.graph, plan).empty()) return std::nullopt;
     }

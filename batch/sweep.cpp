@@ -8,9 +8,9 @@
 #include <set>
 
 #include "batch/batch.h"
+#include "config/yaml.h"
 #include "core/error.h"
 #include "core/io.h"
-#include "gen/yaml_reader.h"
 
 namespace roam::batch {
 namespace {
@@ -81,7 +81,7 @@ bool InShard(std::string_view key, Shard shard) {
 }
 
 Sweep ParseSweep(std::string_view text, std::string_view source) {
-  YAML::Node root = gen::LoadYaml(text, std::string(source));
+  YAML::Node root = config::LoadYaml(text, std::string(source));
   if (!root.IsMap()) Fail(source, "(top level)", "expected a mapping");
   Sweep sweep;
   sweep.source = std::string(source);

@@ -1,17 +1,17 @@
 // YAML config loader and graph generator on arbitrary bytes, then the baseline planners and the
 // validator on the generated graph. Deep models are skipped (not refused): generating
 // hundreds of layers per input would leave no time for the rest of the input space.
+#include "config/config.h"
 #include "core/error.h"
 #include "fuzz/contract.h"
 #include "fuzz/plan_checks.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
   using namespace roam;
-  gen::Config config;
+  config::Config config;
   try {
-    config = gen::ParseConfig(fuzz::Text(data, size), "fuzz.yaml");
+    config = roam::config::ParseConfig(fuzz::Text(data, size), "fuzz.yaml");
   } catch (const InputError&) {
     return 0;
   }

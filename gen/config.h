@@ -1,10 +1,8 @@
-// YAML model configs (docs/configs.md): the model to generate, the training step around it,
-// and the planner's parameters.
+// What the generators build (docs/configs.md, "model" and "training"): the model and the
+// training step around it, with each family's defaults. Reading them from YAML is config/'s
+// (config/config.h), which also holds the planner's and remat's settings.
 //
-// In: a YAML file (or text) plus `--set a.b=v` overrides, applied to the YAML tree before
-// anything is validated. Out: a Config whose every field holds a checked value. Any problem
-// (YAML syntax, unknown key, wrong type, value out of range) throws InputError naming the file
-// and the key path; an unknown key comes with the closest valid key.
+// In: nothing but core's types. Out: plain structs and the tables naming their enums.
 #pragma once
 
 #include <cstdint>
@@ -16,20 +14,39 @@
 #include "core/types.h"
 #include "gen/aten.h"
 #include "gen/builder.h"
-#include "optimizer/params.h"
-#include "remat/params.h"
 
 namespace roam::gen {
 
+// An enum's names as configs spell them (the readers' and printers' one table).
+template <typename Enum>
+struct EnumName {
+  Enum value;
+  std::string_view name;
+};
+
 enum class Family { kGpt2, kBert, kVit, kResnet, kVgg, kAlexnet, kMobilenetV2, kLlama };
 std::string_view ToString(Family family);
+inline constexpr EnumName<Family> kFamilyNames[] = {
+    {Family::kGpt2, "gpt2"},
+    {Family::kBert, "bert"},
+    {Family::kVit, "vit"},
+    {Family::kResnet, "resnet"},
+    {Family::kVgg, "vgg"},
+    {Family::kAlexnet, "alexnet"},
+    {Family::kMobilenetV2, "mobilenet_v2"},
+    {Family::kLlama, "llama"},
+};
 
 enum class OptimizerKind { kSgd, kAdam, kAdamW };
 std::string_view ToString(OptimizerKind kind);
+inline constexpr EnumName<OptimizerKind> kOptimizerNames[] = {
+    {OptimizerKind::kSgd, "sgd"}, {OptimizerKind::kAdam, "adam"}, {OptimizerKind::kAdamW, "adamw"}};
 
 // llama's attention: one fused flash-attention op, or the unfused ops of Meta's reference.
 enum class Attention { kSdpa, kMath };
 std::string_view ToString(Attention attention);
+inline constexpr EnumName<Attention> kAttentionNames[] = {{Attention::kSdpa, "sdpa"},
+                                                          {Attention::kMath, "math"}};
 
 // fp32: every tensor in model.dtype. bf16-mixed: torch.autocast(dtype=bfloat16) around the
 // forward pass and the loss, with float32 weights (the master copy), gradients and optimizer.
@@ -39,6 +56,9 @@ std::string_view ToString(Attention attention);
 // and the master is copied back into the bfloat16 weight.
 enum class Precision { kFp32, kBf16Mixed, kBf16Master };
 std::string_view ToString(Precision precision);
+inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kFp32, "fp32"},
+                                                          {Precision::kBf16Mixed, "bf16-mixed"},
+                                                          {Precision::kBf16Master, "bf16-master"}};
 
 // The network. Which keys a family reads is listed in docs/configs.md; a key that does not
 // apply to the chosen family is rejected. Defaults that depend on the family are filled by
@@ -80,6 +100,11 @@ struct ModelConfig {
 // The defaults of every key for one family (e.g. bert: vocab 30522, n_positions 512).
 ModelConfig ModelDefaults(Family family);
 
+// The model keys family reads ("batch", "n_layer", ...), in docs order; AllModelKeys: those
+// of any family (a key of another family is refused as not applying).
+std::vector<std::string> FamilyKeys(Family family);
+std::vector<std::string> AllModelKeys();
+
 // The integer keys family model.family reads, as ("model.batch", value), in docs order: what
 // a message about a too-large tensor matches the tensor's dimensions against.
 std::vector<std::pair<std::string, std::int64_t>> IntegerModelKeys(const ModelConfig& model);
@@ -102,28 +127,11 @@ struct TrainingConfig {
 // adamw's weight_decay defaults to 0.01 as in torch.optim.AdamW.
 TrainingConfig TrainingDefaults(OptimizerKind kind);
 
+// A generated graph's model and training step (a config file's model and training sections).
 struct Config {
   std::string source;  // the file (or "<text>") it came from
   ModelConfig model;
   TrainingConfig training;
-  OptimizerParams planner;  // the planner section (optimizer/params.h)
-  // The remat section (remat/params.h); its alignment is the planner's.
-  remat::RematParams remat;
 };
-
-// overrides: "model.batch=4" style; the value is read as a YAML scalar.
-Config ParseConfig(std::string_view text, std::string_view source,
-                   const std::vector<std::string>& overrides = {});
-Config LoadConfig(const std::string& path, const std::vector<std::string>& overrides = {});
-
-// The planner and remat sections alone, from overrides ("remat.greedy.max_steps=500"), for an
-// input that is a graph file rather than a config: defaults elsewhere. Messages name source;
-// a model or training key is an InputError, since a graph file has neither.
-struct PlanningSettings {
-  OptimizerParams planner;
-  remat::RematParams remat;  // alignment: the planner's
-};
-PlanningSettings ParsePlanningOverrides(const std::vector<std::string>& overrides,
-                                        std::string_view source);
 
 }  // namespace roam::gen

@@ -145,6 +145,7 @@ class Run {
 
   std::optional<Plan> WholeGraphMode() {
     opt::WholeGraphParams p;
+    p.order_share = params_.order_share;
     p.time_limit_s = std::max(0.0, std::min(Remaining() - params_.solver_overshoot,
                                             params_.time_limit > 0 ? params_.time_limit : 1e9));
     // MODeL's order ILP stops at the first incumbent that meets the certified bound, and is
@@ -241,6 +242,9 @@ class Run {
     }
     ilp::OrderIlpParams p;
     p.solve.time_limit_s = std::min(params_.leaf_order.time_limit, remaining);
+    p.contract = params_.leaf_order.contract;
+    p.symmetry_breaking = params_.leaf_order.symmetry_breaking;
+    p.max_nonzeros = params_.leaf_order.max_nonzeros;
     p.solve.stop = control_.stop;
     ilp::OrderIlpResult r =
         control_.leaf_order_solver
@@ -495,7 +499,7 @@ class Run {
       leaves_outcome = Worse(leaves_outcome, slots[U(l)].outcome);
     }
     Report("merge", 0, 0);
-    MergeParams merge;
+    MergeParams merge = params_.merge;
     merge.search_time_limit_s = std::min(merge.search_time_limit_s, std::max(0.001, Remaining()));
     merge.stop = control_.stop;
     merge.search_reassignment = merge.search_reassignment && !Expired();

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/types.h"
+#include "merge/merge.h"
 #include "partition/partition.h"
 
 namespace roam {
@@ -33,6 +34,11 @@ struct LeafOrderParams {
   // plan: ViT-B/16 at batch 1 runs its 4 unclosable peak leaves in two rounds (4.3 s against
   // 5.3 s end to end at 2.5).
   double time_limit = 2.0;
+  // The order ILP's exact reductions and its size cap (ilp/order_ilp.h, docs/ilp.md): switches
+  // for comparisons; every combination is exact but the cap.
+  bool contract = true;
+  bool symmetry_breaking = true;
+  std::int64_t max_nonzeros = 3'000'000;
 };
 
 // The layout of the storages each leaf owns (ROAM's rule, partition/partition.h), activations
@@ -101,6 +107,11 @@ struct OptimizerParams {
   LeafOrderParams leaf_order;
   LeafLayoutParams leaf_layout;
   FinalLayoutParams final_layout;
+  // The merge of the leaf layouts (merge/merge.h); its time limit is also capped by the run's.
+  MergeParams merge;
+  // Model mode: the share of the run the whole-graph order ILP may use, the layout ILP the
+  // rest (optimizer/whole_graph.h).
+  double order_share = 0.5;
 };
 
 }  // namespace roam

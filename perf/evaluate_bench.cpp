@@ -10,9 +10,9 @@
 
 #include "baseline/layouts.h"
 #include "baseline/orders.h"
+#include "config/config.h"
 #include "core/io.h"
 #include "core/plan.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 
 namespace roam::perf {
@@ -23,8 +23,8 @@ constexpr int kLayersFor15000Ops = 63;
 constexpr int kLayersForLargeLayout = 96;  // 22,917 ops
 
 Graph GeneratedGpt2Xl(int layers) {
-  return gen::GenerateGraph(gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/gpt2-xl.yaml",
-                                            {"model.n_layer=" + std::to_string(layers)}));
+  return gen::GenerateGraph(config::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/gpt2-xl.yaml",
+                                               {"model.n_layer=" + std::to_string(layers)}));
 }
 
 struct Fixture {

@@ -4,13 +4,13 @@
 
 #include <string>
 
-#include "gen/config.h"
+#include "config/config.h"
 #include "gen/generate.h"
 
 namespace {
 
 roam::gen::Config Preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
-  return roam::gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name + ".yaml", overrides);
+  return roam::config::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name + ".yaml", overrides);
 }
 
 void Generate(benchmark::State& state, const roam::gen::Config& config) {

@@ -14,9 +14,9 @@
 #include <random>
 #include <string>
 
+#include "config/config.h"
 #include "core/graph.h"
 #include "core/memory_model.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 #include "ilp/layout_ilp.h"
 #include "ilp/order_ilp.h"
@@ -25,7 +25,7 @@ namespace roam {
 namespace {
 
 Graph Gpt2Small() {
-  return gen::GenerateGraph(gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/gpt2-small.yaml"));
+  return gen::GenerateGraph(config::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/gpt2-small.yaml"));
 }
 
 double Limit() {

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "baseline/orders.h"
+#include "config/config.h"
 #include "core/graph.h"
 #include "core/memory_model.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 #include "ilp/layout_ilp.h"
 #include "ilp/order_ilp.h"
@@ -51,7 +51,7 @@ Loaded Load(const std::string& label, const std::string& config,
   Loaded l;
   l.label = label;
   l.graph = gen::GenerateGraph(
-      gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + config + ".yaml", overrides));
+      config::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + config + ".yaml", overrides));
   l.model = BuildMemoryModel(l.graph);
   l.deps = BuildDependencies(l.graph);
   l.heuristic = ScheduleOrder("heuristic", l.graph, l.model);

@@ -24,8 +24,8 @@
 
 #include "baseline/layouts.h"
 #include "baseline/orders.h"
+#include "config/config.h"
 #include "core/memory_model.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 #include "layout/layout.h"
 #include "tests/layout/instances.h"
@@ -95,7 +95,7 @@ void Presets(double limit) {
   for (const std::string& path : configs) {
     for (int batch : {1, 32}) {
       const Graph graph =
-          gen::GenerateGraph(gen::LoadConfig(path, {"model.batch=" + std::to_string(batch)}));
+          gen::GenerateGraph(config::LoadConfig(path, {"model.batch=" + std::to_string(batch)}));
       const MemoryModel model = BuildMemoryModel(graph);
       const auto order = ScheduleOrder("heuristic", graph, model);
       const auto in = PlannedIntervals(model, ComputeLifetimes(graph, model, order));

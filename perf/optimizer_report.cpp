@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "gen/config.h"
+#include "config/config.h"
 #include "gen/generate.h"
 #include "optimizer/optimizer.h"
 
@@ -35,7 +35,7 @@ struct Run {
 Run Once(const std::string& path, const std::vector<std::string>& overrides,
          const OptimizerParams* override_params) {
   const auto started = std::chrono::steady_clock::now();
-  const gen::Config config = gen::LoadConfig(path, overrides);
+  const config::Config config = roam::config::LoadConfig(path, overrides);
   const Graph graph = gen::GenerateGraph(config);
   Run run;
   run.result = Optimize(graph, override_params ? *override_params : config.planner);
@@ -69,7 +69,7 @@ int Main(int argc, char** argv) {
         "| config | leaves solved | 1 thread s | 2 threads s | speed-up "
         "|\n|---|---:|---:|---:|---:|\n");
     for (const std::string& path : configs) {
-      OptimizerParams params = gen::LoadConfig(path, overrides).planner;
+      OptimizerParams params = config::LoadConfig(path, overrides).planner;
       params.bound_shortcut = false;
       std::vector<double> one, two;
       int solved = 0;

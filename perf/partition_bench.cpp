@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "gen/config.h"
+#include "config/config.h"
 #include "gen/generate.h"
 #include "partition/partition.h"
 #include "tests/support/training_graph.h"
@@ -21,7 +21,8 @@ struct Input {
 const Input& Gpt2Xl() {
   static const Input input = [] {
     Input in;
-    in.graph = gen::GenerateGraph(gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/gpt2-xl.yaml"));
+    in.graph =
+        gen::GenerateGraph(config::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/gpt2-xl.yaml"));
     in.model = BuildMemoryModel(in.graph);
     return in;
   }();

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "core/memory_model.h"
 #include "core/types.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 #include "partition/partition.h"
 
@@ -79,7 +79,7 @@ int Run(std::vector<std::string> configs, const std::vector<std::string>& overri
       "\n");
   std::string placements;
   for (const std::string& path : configs) {
-    const gen::Config config = gen::LoadConfig(path, overrides);
+    const config::Config config = roam::config::LoadConfig(path, overrides);
     const Graph graph = gen::GenerateGraph(config);
     const MemoryModel model = BuildMemoryModel(graph, config.planner.alignment);
     PartitionParams params;

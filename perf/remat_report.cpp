@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "core/types.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 #include "remat/remat.h"
 #include "tests/support/layered_graph.h"
@@ -72,7 +72,8 @@ Graph TrainingChain(int layers, unsigned seed) {
 }
 
 Graph FromConfig(const std::string& name, const std::vector<std::string>& overrides = {}) {
-  return gen::GenerateGraph(gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name, overrides));
+  return gen::GenerateGraph(
+      config::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name, overrides));
 }
 
 std::string only;  // --only M: the rows of method M alone

@@ -1,7 +1,7 @@
 // Every setting of `roam remat` in one place (docs/remat.md), one struct per method or
 // technique. A config's remat section has the same nesting: remat.method,
 // remat.rule.rng_state_kept, remat.greedy.max_steps, remat.best.improve, ... (read by
-// gen/planning_config.cpp); command-line flags override single fields.
+// config/remat_fields.cpp); command-line flags override single fields.
 #pragma once
 
 #include <array>

@@ -269,8 +269,8 @@ TEST_F(HardeningClasses, EveryFloatFlagRefusesNanAndInfinity) {
       args.push_back(value);
       ExpectBadInput(args, f.flag + ": expected a");
     }
-  ExpectBadInput({"optimize", graph, "--set", "planner.time_limit=.nan"},
-                 "planner.time_limit (from --set planner.time_limit=.nan): must be a number");
+  ExpectBadInput({"optimize", graph, "--set", "planner.time_limit_s=.nan"},
+                 "planner.time_limit_s (from --set planner.time_limit_s=.nan): must be a number");
   ExpectBadInput({"remat", graph, "--sweep", "--set", "remat.time_limit_s=.inf"},
                  "remat.time_limit_s (from --set remat.time_limit_s=.inf): must be a number");
 }

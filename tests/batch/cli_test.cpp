@@ -74,8 +74,8 @@ TEST_F(BatchCliTest, ABrokenInputFailsAloneAndTheOthersFinish) {
 
 // The default mode runs the optimizer in the job's arena; its account becomes CSV columns.
 TEST_F(BatchCliTest, RoamModeRecordsTheOptimizersAccount) {
-  auto r = RunRoam({"batch", Config(), "--set", "planner.time_limit=30", "--set",
-                    "planner.leaf_order.time_limit=1", "-o", Path("out"), "--jobs", "1",
+  auto r = RunRoam({"batch", Config(), "--set", "planner.time_limit_s=30", "--set",
+                    "planner.leaf_order.time_limit_s=1", "-o", Path("out"), "--jobs", "1",
                     "--threads-per-job", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ResultSet set = ParseResults(ReadFile(Path("out/summary.json")), "summary.json");

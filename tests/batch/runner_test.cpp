@@ -167,8 +167,8 @@ TEST_F(RunnerFilesTest, BatchConcurrencyRoamModeNestsOneArenaPerJobWithoutChangi
                                         "model.vocab=256",
                                         "planner.bound_shortcut=false",
                                         "planner.partition.node_limit=12",
-                                        "planner.leaf_order.time_limit=30",
-                                        "planner.time_limit=0"};
+                                        "planner.leaf_order.time_limit_s=30",
+                                        "planner.time_limit_s=0"};
   std::vector<RunSpec> specs;
   for (int seq : {16, 32}) {
     std::vector<std::string> o = overrides;

@@ -4,8 +4,8 @@
 #include <set>
 
 #include "batch/batch.h"
+#include "config/config.h"
 #include "core/error.h"
-#include "gen/config.h"
 #include "tests/support/run_command.h"
 #include "tests/support/test_data.h"
 
@@ -101,7 +101,7 @@ TEST(ShippedSweeps, EveryOneLoadsAndEveryRunsConfigIsValid) {
     for (const RunSpec& run : runs) {
       ASSERT_TRUE(std::filesystem::exists(run.input)) << entry.path() << ": " << run.input;
       if (run.input.ends_with(".yaml")) {
-        EXPECT_NO_THROW(gen::LoadConfig(run.input, run.overrides))
+        EXPECT_NO_THROW(config::LoadConfig(run.input, run.overrides))
             << entry.path() << ": " << run.key;
       }
     }

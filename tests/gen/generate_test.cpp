@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 
+#include "config/config.h"
 #include "core/memory_model.h"
 #include "core/plan.h"
 #include "core/types.h"
@@ -15,6 +16,9 @@
 
 namespace roam::gen {
 namespace {
+
+using config::LoadConfig;
+using config::ParseConfig;
 
 namespace fs = std::filesystem;
 

@@ -10,15 +10,19 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "core/error.h"
 #include "core/memory_model.h"
 #include "core/types.h"
 #include "gen/config.h"
 #include "gen/generate.h"
-#include "tests/gen/config_errors.h"
+#include "tests/config/config_errors.h"
 
 namespace roam::gen {
 namespace {
+
+using config::LoadConfig;
+using config::ParseConfig;
 
 Config Preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
   return LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name + ".yaml", overrides);

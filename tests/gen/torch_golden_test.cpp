@@ -17,11 +17,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "config/config.h"
 #include "gen/config.h"
 #include "gen/generate.h"
 
 namespace roam::gen {
 namespace {
+
+using config::LoadConfig;
+using config::ParseConfig;
 
 namespace fs = std::filesystem;
 

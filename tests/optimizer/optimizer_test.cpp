@@ -11,10 +11,10 @@
 
 #include "baseline/layouts.h"
 #include "baseline/orders.h"
+#include "config/config.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "core/lower_bound.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 #include "tests/optimizer/support.h"
 #include "tests/support/random_graph.h"
@@ -65,7 +65,7 @@ TEST(Optimizer, EveryPresetGetsAValidPlanNeverWorseThanTheBestBaseline) {
     if (entry.path().extension() != ".yaml") continue;
     const std::string name = entry.path().filename().string();
     std::vector<std::string> small = {"model.batch=1"};
-    const gen::Family preset = gen::LoadConfig(entry.path().string()).model.family;
+    const gen::Family preset = config::LoadConfig(entry.path().string()).model.family;
     const std::string family = preset == gen::Family::kGpt2 || preset == gen::Family::kBert ||
                                        preset == gen::Family::kLlama
                                    ? "token"

@@ -6,15 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "core/plan.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 #include "optimizer/optimizer.h"
 
 namespace roam::testing {
 
 inline Graph Preset(const std::string& name, std::vector<std::string> overrides = {}) {
-  return gen::GenerateGraph(gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name, overrides));
+  return gen::GenerateGraph(
+      config::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name, overrides));
 }
 
 // Valid, never worse than either baseline, labels true by docs/optimizer.md's definitions, and

@@ -7,8 +7,8 @@
 #include <random>
 
 #include "baseline/orders.h"
+#include "config/config.h"
 #include "core/plan.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 #include "tests/support/random_graph.h"
 #include "tests/support/test_data.h"
@@ -48,8 +48,8 @@ TEST(WholeGraph, WithTimeToSpareBothPartsAreOptimalAndTheOrderMatchesBruteForce)
 // few milliseconds: the result has the warm start's peak (floating ops may sit elsewhere), is
 // valid, and is reported as the fallback.
 TEST(WholeGraph, WithNoTimeTheHeuristicPlanIsReturnedAndSaidToBeOne) {
-  const Graph graph =
-      gen::GenerateGraph(gen::LoadConfig(testing::SourceDir() + "/tests/gen/data/gpt2-tiny.yaml"));
+  const Graph graph = gen::GenerateGraph(
+      config::LoadConfig(testing::SourceDir() + "/tests/gen/data/gpt2-tiny.yaml"));
   ASSERT_GT(graph.num_ops(), 200);
   const MemoryModel model = BuildMemoryModel(graph);
   const std::vector<OpId> warm = ScheduleOrder("heuristic", graph, model);

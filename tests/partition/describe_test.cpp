@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "config/config.h"
 #include "core/memory_model.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 
 namespace roam {
@@ -14,7 +14,7 @@ namespace {
 
 TEST(DescribeTree, CountsAddUpToTheTreeAndTheJsonMirrorsThem) {
   const Graph graph = gen::GenerateGraph(
-      gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/gpt2-small.yaml", {"model.n_layer=2"}));
+      config::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/gpt2-small.yaml", {"model.n_layer=2"}));
   const MemoryModel model = BuildMemoryModel(graph, 512);
   PartitionParams params;
   params.node_limit = 40;

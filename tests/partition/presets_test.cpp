@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "config/config.h"
 #include "core/memory_model.h"
 #include "core/types.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 #include "partition/partition.h"
 #include "tests/partition/invariants.h"
@@ -21,8 +21,8 @@
 namespace roam {
 namespace {
 
-gen::Config Preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
-  return gen::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name + ".yaml", overrides);
+config::Config Preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
+  return config::LoadConfig(std::string(ROAM_CONFIGS_DIR) + "/" + name + ".yaml", overrides);
 }
 
 struct Partitioned {
@@ -31,7 +31,7 @@ struct Partitioned {
   SubgraphTree tree;
 };
 
-Partitioned Partition(const gen::Config& config, int node_limit) {
+Partitioned Partition(const config::Config& config, int node_limit) {
   Partitioned p;
   p.graph = gen::GenerateGraph(config);
   p.model = BuildMemoryModel(p.graph, config.planner.alignment);
@@ -98,7 +98,7 @@ TEST(PartitionInvariants, HoldOnEveryConfigPreset) {
   ASSERT_GE(names.size(), 12u);
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
-    const gen::Config config = Preset(name, Overrides(name));
+    const config::Config config = Preset(name, Overrides(name));
     const Partitioned p = Partition(config, config.planner.partition.node_limit);
     testing::CheckPartitionInvariants(p.graph, p.model, p.tree, p.graph.program_order,
                                       config.planner.partition.node_limit);
@@ -120,7 +120,7 @@ TEST(PartitionInvariants, HoldOnPresetsUnderRandomTopologicalOrders) {
            {"resnet18", {}},
            {"mobilenet_v2", {}}}) {
     SCOPED_TRACE(name);
-    const gen::Config config = Preset(name, overrides);
+    const config::Config config = Preset(name, overrides);
     const Graph graph = gen::GenerateGraph(config);
     const MemoryModel model = BuildMemoryModel(graph, config.planner.alignment);
     const Dependencies deps = BuildDependencies(graph);

@@ -7,11 +7,11 @@
 #include <functional>
 #include <random>
 
+#include "config/config.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "core/memory_model.h"
 #include "core/types.h"
-#include "gen/config.h"
 #include "gen/generate.h"
 #include "remat/internal.h"
 #include "tests/remat/brute_force.h"
@@ -107,7 +107,7 @@ TEST(Recomputable, AnOverloadSpellingFollowsTheSameRules) {
 }
 
 TEST(Recomputable, DropoutOnlyWhenItsRngStateIsKept) {
-  gen::Config config = gen::ParseConfig(
+  gen::Config config = roam::config::ParseConfig(
       "model: {family: gpt2, n_layer: 1, n_embd: 32, n_head: 2, seq_len: 8, n_positions: 8, "
       "vocab: 50, batch: 1, device: cuda, dropout: 0.1}\ntraining: {optimizer: sgd}\n",
       "<test>");

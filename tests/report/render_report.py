@@ -258,7 +258,7 @@ def main():
         # A bench sweep over the mode and the batch size: its charts are grouped bars.
         sweep = os.path.join(tmp, "sweep.yaml")
         with open(sweep, "w") as f:
-            f.write("name: render\ninputs: [%s, %s]\nset: [planner.time_limit=2]\n"
+            f.write("name: render\ninputs: [%s, %s]\nset: [planner.time_limit_s=2]\n"
                     "grid:\n  model.batch: [1, 2]\n  mode: [heuristic, roam]\nrepeats: 1\n"
                     % (os.path.join(source, "configs/alexnet.yaml"),
                        os.path.join(source, "configs/resnet18.yaml")))

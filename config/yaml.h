@@ -1,15 +1,17 @@
-// YAML reading for configs: every message names the source, the key path and, for a key
-// that came from the command line, the --set that introduced it (docs/configs.md). Used by
-// the section readers of gen/config.cpp and gen/planning_config.cpp; not part of the stage's
-// interface (gen/config.h is).
+// YAML reading for configs and sweep files: every message names the source, the key path and,
+// for a key that came from the command line, the --set that introduced it (docs/configs.md).
+// Used by the section readers of config/ and by batch/'s sweep files; a config's interface is
+// config/config.h.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <string>
 #include <string_view>
@@ -18,7 +20,7 @@
 #include "core/bytes.h"
 #include "core/error.h"
 
-namespace roam::gen {
+namespace roam::config {
 
 // The one way YAML input is read (configs, sweep files, --set values): parses text and checks
 // that every key of every mapping is a plain scalar given once. InputError naming the source,
@@ -35,19 +37,16 @@ std::string ClosestKey(std::string_view key, const std::vector<std::string>& can
 std::map<std::string, std::string> ApplyOverrides(YAML::Node& root,
                                                   const std::vector<std::string>& overrides);
 
-namespace detail {
-
-template <typename Enum>
-struct Named {
-  Enum value;
-  std::string_view name;
-};
-
-template <typename Enum, size_t N>
-std::string Choices(const Named<Enum> (&table)[N]) {
+// "a, b or c" from a table of {value, name} entries (gen::kFamilyNames, ...).
+template <typename Table>
+std::string Choices(const Table& table) {
   std::string out;
-  for (size_t i = 0; i < N; ++i)
-    out += (i ? (i + 1 == N ? " or " : ", ") : "") + std::string(table[i].name);
+  const size_t n = std::size(table);
+  size_t i = 0;
+  for (const auto& entry : table) {
+    out += (i ? (i + 1 == n ? " or " : ", ") : "") + std::string(entry.name);
+    ++i;
+  }
   return out;
 }
 
@@ -155,9 +154,8 @@ class Reader {
     Fail(path, node, "must be true or false, got '" + text + "'");
   }
 
-  template <typename Enum, size_t N>
-  Enum Choice(const YAML::Node& node, const std::string& path,
-              const Named<Enum> (&table)[N]) const {
+  template <typename Table>
+  auto Choice(const YAML::Node& node, const std::string& path, const Table& table) const {
     const std::string text = Scalar(node, path, "a name");
     for (const auto& entry : table)
       if (entry.name == text) return entry.value;
@@ -169,5 +167,4 @@ class Reader {
   std::map<std::string, std::string> overridden_;
 };
 
-}  // namespace detail
-}  // namespace roam::gen
+}  // namespace roam::config

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "core/error.h"
-#include "gen/config.h"
 
 namespace roam::gen::testing {
 
@@ -17,7 +17,7 @@ namespace roam::gen::testing {
 inline std::string ErrorOf(const std::string& yaml, const std::vector<std::string>& overrides = {},
                            const std::string& file = "conf.yaml") {
   try {
-    ParseConfig(yaml, file, overrides);
+    config::ParseConfig(yaml, file, overrides);
   } catch (const InputError& e) {
     return e.what();
   }

@@ -1,17 +1,17 @@
-#include "gen/yaml_reader.h"
+#include "config/yaml.h"
 
 #include <algorithm>
 #include <set>
 #include <sstream>
 
-namespace roam::gen {
-namespace detail {
-
+namespace roam::config {
 std::string Join(const std::vector<std::string>& keys) {
   std::string out;
   for (size_t i = 0; i < keys.size(); ++i) out += (i ? ", " : "") + keys[i];
   return out;
 }
+
+namespace {
 
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -28,13 +28,13 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-}  // namespace detail
+}  // namespace
 
 std::string ClosestKey(std::string_view key, const std::vector<std::string>& candidates) {
   std::string best;
   size_t best_distance = std::max<size_t>(2, key.size() / 2) + 1;
   for (const std::string& c : candidates) {
-    const size_t d = detail::EditDistance(key, c);
+    const size_t d = EditDistance(key, c);
     if (d < best_distance) {
       best_distance = d;
       best = c;
@@ -125,4 +125,4 @@ std::map<std::string, std::string> ApplyOverrides(YAML::Node& root,
   return overridden;
 }
 
-}  // namespace roam::gen
+}  // namespace roam::config

@@ -1,19 +1,21 @@
 // The YAML config loader: defaults, overrides, and one clear error per kind of bad input.
-#include "gen/config.h"
+#include "config/config.h"
 
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "tests/gen/config_errors.h"
+#include "tests/config/config_errors.h"
 
 namespace roam::gen {
 namespace {
 
+using config::ParseConfig;
+using config::ParsePlanningOverrides;
 using testing::ErrorOf;
 using testing::ExpectMentions;
 
 TEST(Config, FamilyDefaultsFillUnsetKeys) {
-  Config c = ParseConfig("model: {family: bert}", "bert-x.yaml");
+  config::Config c = ParseConfig("model: {family: bert}", "bert-x.yaml");
   EXPECT_EQ(c.model.family, Family::kBert);
   EXPECT_EQ(c.model.vocab, 30522);
   EXPECT_EQ(c.model.n_positions, 512);
@@ -24,7 +26,7 @@ TEST(Config, FamilyDefaultsFillUnsetKeys) {
 }
 
 TEST(Config, ReadsEverySection) {
-  Config c = ParseConfig(R"(
+  config::Config c = ParseConfig(R"(
 model:
   family: gpt2
   n_layer: 2
@@ -39,15 +41,15 @@ training:
 planner:
   mode: model
   threads: 3
-  time_limit: 60
+  time_limit_s: 60
   alignment: 256
   bound_shortcut: false
   partition: {node_limit: 100, alpha: 3, delay_radius: 0.5, update_placement: at-end}
-  leaf_order: {enabled: false, time_limit: 2.5}
-  leaf_layout: {time_limit: 1.5, max_storages: 9, bottom_left: true}
+  leaf_order: {enabled: false, time_limit_s: 2.5}
+  leaf_layout: {time_limit_s: 1.5, max_storages: 9, bottom_left: true}
   final_layout: {bottom_left: true}
 )",
-                         "c.yaml");
+                                 "c.yaml");
   EXPECT_EQ(c.model.n_layer, 2);
   EXPECT_EQ(c.model.dtype, DType::kFloat16);
   EXPECT_EQ(c.model.device, Device::kCpu);
@@ -72,9 +74,34 @@ planner:
   EXPECT_TRUE(c.planner.final_layout.bottom_left);
 }
 
+// The merge's and the order ILP's switches and model mode's share, reachable from a config.
+TEST(Config, ReadsTheMergeOrderIlpAndModelModeSwitches) {
+  const config::Config c = ParseConfig(R"(model: {family: gpt2}
+planner:
+  order_share: 0.25
+  leaf_order: {contract: false, symmetry_breaking: false, max_nonzeros: 5}
+  merge: {slide_down: false, search_reassignment: false, search_max_nodes: 10,
+          search_time_limit_s: 0.5, search_max_buffers: 7}
+)",
+                                       "c.yaml");
+  EXPECT_DOUBLE_EQ(c.planner.order_share, 0.25);
+  EXPECT_FALSE(c.planner.leaf_order.contract);
+  EXPECT_FALSE(c.planner.leaf_order.symmetry_breaking);
+  EXPECT_EQ(c.planner.leaf_order.max_nonzeros, 5);
+  EXPECT_FALSE(c.planner.merge.slide_down);
+  EXPECT_FALSE(c.planner.merge.search_reassignment);
+  EXPECT_EQ(c.planner.merge.search_max_nodes, 10);
+  EXPECT_DOUBLE_EQ(c.planner.merge.search_time_limit_s, 0.5);
+  EXPECT_EQ(c.planner.merge.search_max_buffers, 7);
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {order_share: 1.5}"),
+                 {"conf.yaml", "planner.order_share", "must be in [0, 1], got 1.5"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}", {"planner.merge.search_max_nodes=-1"}),
+                 {"planner.merge.search_max_nodes", "must be at least 0"});
+}
+
 // Every remat key, with the nesting of remat::RematParams; the alignment is the planner's.
 TEST(Config, ReadsTheRematSection) {
-  Config c = ParseConfig(R"(model: {family: gpt2}
+  config::Config c = ParseConfig(R"(model: {family: gpt2}
 planner: {alignment: 64}
 remat:
   method: greedy
@@ -109,8 +136,9 @@ remat:
     max_crossing: 0.5
     quantum: 4096
     polish: false
-  overhead_bound: {cuts: 2, time_limit_s: 0.5, in_sweep: true}
-  ilp: {max_ops: 16, max_computations: 3, window_stages: 17, window_time_limit_s: 2.5}
+  overhead_bound: {cuts: 2, time_limit_s: 0.5, in_sweep: true, max_nodes: 9, max_lp_iterations: 99}
+  ilp: {max_ops: 16, max_computations: 3, window_stages: 17, window_time_limit_s: 2.5,
+        window_max_nodes: 11, window_sweeps: 3, max_lp_iterations: 1234, max_nodes: 77}
   lookahead:
     exponents: [0, 1]
     target_slacks: [0.02]
@@ -119,6 +147,7 @@ remat:
     refine_attempts: 7
     max_computations_factor: 8
   fit:
+    by: theoretical
     retries: 2
     search_time_limit_s: 0.5
     search_max_nodes: 1000
@@ -127,7 +156,7 @@ remat:
     fallback_base_orders: [program]
     alone: []
 )",
-                         "c.yaml");
+                                 "c.yaml");
   const remat::RematParams& r = c.remat;
   EXPECT_EQ(r.method, "greedy");
   EXPECT_DOUBLE_EQ(r.time_limit_s, 5);
@@ -170,6 +199,13 @@ remat:
   EXPECT_EQ(r.ilp.max_computations, 3);
   EXPECT_EQ(r.ilp.window_stages, 17);
   EXPECT_DOUBLE_EQ(r.ilp.window_time_limit_s, 2.5);
+  EXPECT_EQ(r.ilp.window_max_nodes, 11);
+  EXPECT_EQ(r.ilp.window_sweeps, 3);
+  EXPECT_EQ(r.ilp.max_lp_iterations, 1234);
+  EXPECT_EQ(r.ilp.max_nodes, 77);
+  EXPECT_EQ(r.overhead_bound.max_nodes, 9);
+  EXPECT_EQ(r.overhead_bound.max_lp_iterations, 99);
+  EXPECT_EQ(r.fit.by, "theoretical");
   EXPECT_EQ(r.lookahead.exponents, (std::vector<double>{0, 1}));
   EXPECT_EQ(r.lookahead.target_slacks, (std::vector<double>{0.02}));
   EXPECT_EQ(r.lookahead.target_retries, 5);
@@ -246,8 +282,9 @@ TEST(Config, AdamwDefaultsToTorchsWeightDecay) {
 }
 
 TEST(Config, OverridesApplyBeforeValidationAndCreateSections) {
-  Config c = ParseConfig("model: {family: gpt2, batch: 1}", "c.yaml",
-                         {"model.batch=4", "planner.partition.node_limit=7", "model.n_head=16"});
+  config::Config c =
+      ParseConfig("model: {family: gpt2, batch: 1}", "c.yaml",
+                  {"model.batch=4", "planner.partition.node_limit=7", "model.n_head=16"});
   EXPECT_EQ(c.model.batch, 4);
   EXPECT_EQ(c.planner.partition.node_limit, 7);
   EXPECT_EQ(c.model.n_head, 16);
@@ -265,6 +302,14 @@ TEST(ConfigRejects, UnknownKeyWithTheClosestValidOne) {
                  {"planner.partition.node_limt", "did you mean planner.partition.node_limit?"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {node_limit: 3}"),
                  {"planner.node_limit", "has moved to planner.partition.node_limit"});
+  // Seconds are *_s keys everywhere; the unit-less spellings say where they went.
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {time_limit: 3}"),
+                 {"conf.yaml", "planner.time_limit", "has moved to planner.time_limit_s"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}", {"planner.leaf_layout.time_limit=1"}),
+                 {"planner.leaf_layout.time_limit", "--set planner.leaf_layout.time_limit=1",
+                  "has moved to planner.leaf_layout.time_limit_s"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {solver_overshoot: 1}"),
+                 {"has moved to planner.solver_overshoot_s"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nplanner: {leaf_order: 3}"),
                  {"planner.leaf_order", "must be a mapping"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\ntraining: {optimiser: sgd}"),
@@ -364,7 +409,7 @@ TEST(IntegerModelKeys, AreTheIntegerKeysTheFamilyReads) {
 }
 
 TEST(PlanningOverrides, SetThePlannerAndRematSectionsOfAGraphFile) {
-  const PlanningSettings s =
+  const config::Planning s =
       ParsePlanningOverrides({"planner.alignment=256", "planner.partition.node_limit=60",
                               "remat.greedy.max_steps=7", "remat.rule.rng_state_kept=true"},
                              "g.json");
@@ -373,7 +418,7 @@ TEST(PlanningOverrides, SetThePlannerAndRematSectionsOfAGraphFile) {
   EXPECT_EQ(s.remat.greedy.max_steps, 7);
   EXPECT_TRUE(s.remat.rule.rng_state_kept);
   EXPECT_EQ(s.remat.alignment, 256);  // the planner's
-  const PlanningSettings defaults = ParsePlanningOverrides({}, "g.json");
+  const config::Planning defaults = ParsePlanningOverrides({}, "g.json");
   EXPECT_EQ(defaults.remat.greedy.max_steps, remat::RematParams{}.greedy.max_steps);
 }
 

@@ -1,8 +1,8 @@
-#include "gen/yaml_reader.h"
+#include "config/yaml.h"
 
 #include <gtest/gtest.h>
 
-namespace roam::gen {
+namespace roam::config {
 namespace {
 
 TEST(ClosestKey, PrefersTheSmallestEditDistanceAndGivesUpWhenFar) {
@@ -32,4 +32,4 @@ TEST(ApplyOverrides, RejectsMalformedOverridesNamingThem) {
 }
 
 }  // namespace
-}  // namespace roam::gen
+}  // namespace roam::config

@@ -1,0 +1,141 @@
+// The makers of field descriptions (config/fields.h), shared by the planner's and remat's
+// tables: each ties a key to a member through an accessor `[](auto& p) -> auto& { ... }`
+// (one lambda serves reading and printing) and reads it with its bounds.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "config/fields.h"
+
+namespace roam::config::detail {
+
+std::string List(std::span<const std::string_view> names);
+std::string OneOf(const Reader& r, const YAML::Node& v, const std::string& path,
+                  std::span<const std::string_view> names, const char* what);
+
+template <typename Get>
+using MemberOf = std::remove_cvref_t<decltype(std::declval<Get>()(std::declval<Planning&>()))>;
+
+template <typename Get>
+Field Flag(std::string key, std::string doc, Get get) {
+  return {std::move(key), std::move(doc),
+          [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
+            get(p) = r.Bool(v, path);
+          },
+          [=](const Planning& p) { return std::string(get(p) ? "true" : "false"); }};
+}
+
+// An integer member in [min, max].
+template <typename Get>
+Field Int(std::string key, std::int64_t min, std::int64_t max, std::string doc, Get get) {
+  using T = MemberOf<Get>;
+  return {std::move(key), std::move(doc),
+          [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
+            get(p) = static_cast<T>(r.Integer(v, path, min, max));
+          },
+          [=](const Planning& p) { return std::to_string(get(p)); }};
+}
+inline constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
+
+// A number in [min, max]; [0, inf) reads as "must not be negative".
+template <typename Get>
+Field Number(std::string key, double min, double max, std::string doc, Get get) {
+  return {std::move(key), std::move(doc),
+          [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
+            if (min == 0.0 && max == std::numeric_limits<double>::infinity()) {
+              get(p) = r.NonNegative(v, path);
+              return;
+            }
+            const double x = r.Number(v, path);
+            if (x < min || x > max)
+              r.Fail(path, v,
+                     "must be in [" + FormatNumber(min) + ", " + FormatNumber(max) + "], got " +
+                         v.Scalar());
+            get(p) = x;
+          },
+          [=](const Planning& p) { return FormatNumber(get(p)); }};
+}
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// An enum member, by its names: table pairs each value with its name.
+template <typename Enum, typename Get>
+Field Choice(std::string key, std::vector<std::pair<Enum, std::string_view>> table, std::string doc,
+             Get get) {
+  std::string choices;
+  for (size_t i = 0; i < table.size(); ++i)
+    choices += (i ? (i + 1 == table.size() ? " or " : ", ") : "") + std::string(table[i].second);
+  return {std::move(key), std::move(doc),
+          [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
+            const std::string text = r.Scalar(v, path, choices.c_str());
+            for (const auto& [value, name] : table)
+              if (name == text) {
+                get(p) = value;
+                return;
+              }
+            r.Fail(path, v, "must be " + choices + ", got " + text);
+          },
+          [=](const Planning& p) {
+            for (const auto& [value, name] : table)
+              if (value == get(p)) return std::string(name);
+            return std::string();
+          }};
+}
+
+// A string member holding one of names.
+template <typename Get>
+Field Name(std::string key, std::span<const std::string_view> names, const char* what,
+           std::string doc, Get get) {
+  return {std::move(key), std::move(doc),
+          [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
+            get(p) = OneOf(r, v, path, names, what);
+          },
+          [=](const Planning& p) { return get(p); }};
+}
+
+// A list of names (possibly empty), each one of names.
+template <typename Get>
+Field Names(std::string key, std::span<const std::string_view> names, const char* what,
+            const char* example, std::string doc, Get get) {
+  return {std::move(key), std::move(doc),
+          [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
+            if (!v.IsSequence()) r.Fail(path, v, std::string("must be a list of ") + example);
+            std::vector<std::string> values;
+            for (size_t i = 0; i < v.size(); ++i)
+              values.push_back(OneOf(r, v[i], path + "[" + std::to_string(i) + "]", names, what));
+            get(p) = values;
+          },
+          [=](const Planning& p) {
+            std::string out;
+            for (const std::string& n : get(p)) out += (out.empty() ? "" : ", ") + n;
+            return "[" + out + "]";
+          }};
+}
+
+// A non-empty list of non-negative numbers.
+template <typename Get>
+Field Numbers(std::string key, std::string doc, Get get) {
+  return {std::move(key), std::move(doc),
+          [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
+            if (!v.IsSequence() || v.size() == 0)
+              r.Fail(path, v, "must be a non-empty list of numbers, e.g. [0, 0.5, 1]");
+            std::vector<double> values;
+            for (size_t i = 0; i < v.size(); ++i)
+              values.push_back(r.NonNegative(v[i], path + "[" + std::to_string(i) + "]"));
+            get(p) = values;
+          },
+          [=](const Planning& p) {
+            std::string out;
+            for (double x : get(p)) out += (out.empty() ? "" : ", ") + FormatNumber(x);
+            return "[" + out + "]";
+          }};
+}
+
+}  // namespace roam::config::detail

@@ -1,0 +1,264 @@
+// The remat section of a config (docs/configs.md, "remat"): remat::RematParams
+// (remat/params.h) field by field, one subsection per method or technique as it nests them.
+// The flat keys of earlier configs are refused with where they went.
+#include <cstdint>
+#include <initializer_list>
+
+#include "baseline/orders.h"
+#include "config/field_makers.h"
+#include "core/bytes.h"
+
+namespace roam::config {
+
+using namespace detail;  // NOLINT(build/namespaces): the makers
+
+const std::vector<Field>& RematFields() {
+  static const auto* fields = new std::vector<Field>{
+      Name(
+          "remat.method", remat::kMethodNames, "a method name",
+          "best (the preset remat.best) or one method by name",
+          [](auto& p) -> auto& { return p.remat.method; }),
+      Number(
+          "remat.time_limit_s", 0.0, kInf,
+          "wall-clock cap on the whole run (searches are bounded by work); 0 = none",
+          [](auto& p) -> auto& { return p.remat.time_limit_s; }),
+      Name(
+          "remat.base_order", OrderNames(), "an order name",
+          "the order the no-remat peak and every method start from",
+          [](auto& p) -> auto& { return p.remat.base_order; }),
+      Flag(
+          "remat.rule.rng_state_kept",
+          "recompute random ops: the runtime restores their RNG state for the copy",
+          [](auto& p) -> auto& { return p.remat.rule.rng_state_kept; }),
+      Flag(
+          "remat.rule.state_update_skipped",
+          "recompute a batch norm updating its statistics, the copy without the update",
+          [](auto& p) -> auto& { return p.remat.rule.state_update_skipped; }),
+      Names(
+          "remat.best.build", remat::kBuilderNames, "a builder",
+          "builders, e.g. [greedy, lookahead]", "best's builders, the cheapest schedule kept",
+          [](auto& p) -> auto& { return p.remat.best.build; }),
+      Names(
+          "remat.best.improve", remat::kImproverNames, "an improver",
+          "improvers, e.g. [witness, ilp]", "best's improvers, applied in turn",
+          [](auto& p) -> auto& { return p.remat.best.improve; }),
+      Names(
+          "remat.sweep.build", remat::kBuilderNames, "a builder",
+          "builders, e.g. [greedy, lookahead]", "what --sweep --method best builds per point",
+          [](auto& p) -> auto& { return p.remat.sweep.build; }),
+      Names(
+          "remat.sweep.improve", remat::kImproverNames, "an improver",
+          "improvers, e.g. [witness, ilp]", "... and improves with",
+          [](auto& p) -> auto& { return p.remat.sweep.improve; }),
+      Int(
+          "remat.greedy.max_steps", 0, kMaxInt, "most recomputations the greedy adds",
+          [](auto& p) -> auto& { return p.remat.greedy.max_steps; }),
+      Int(
+          "remat.greedy.stall_steps", 1, kMaxInt,
+          "gives up after this many steps leaving the lowest peak unchanged",
+          [](auto& p) -> auto& { return p.remat.greedy.stall_steps; }),
+      Int(
+          "remat.greedy.max_chain", 1, kMaxInt, "most ops one eviction may recompute",
+          [](auto& p) -> auto& { return p.remat.greedy.max_chain; }),
+      Name(
+          "remat.greedy.score", remat::kGreedyScores, "a score name",
+          "ranking per unit of recompute cost: log, peak or lifetime",
+          [](auto& p) -> auto& { return p.remat.greedy.score; }),
+      Flag(
+          "remat.greedy.count_siblings",
+          "a candidate also counts the other storages its copies free at the peak",
+          [](auto& p) -> auto& { return p.remat.greedy.count_siblings; }),
+      Flag(
+          "remat.greedy.copy_before_writes",
+          "a copy runs before an in-place write of what it reads, rather than dropped",
+          [](auto& p) -> auto& { return p.remat.greedy.copy_before_writes; }),
+      Int(
+          "remat.greedy.prune_attempts", 0, kMaxInt,
+          "recomputations tried for removal once within the budget",
+          [](auto& p) -> auto& { return p.remat.greedy.prune_attempts; }),
+      Int(
+          "remat.greedy.swap_attempts", 0, kMaxInt, "local search drops tried; 0 = off",
+          [](auto& p) -> auto& { return p.remat.greedy.swap_attempts; }),
+      Int(
+          "remat.greedy.swap_repair_steps", 0, kMaxInt, "most recomputations one repair adds",
+          [](auto& p) -> auto& { return p.remat.greedy.swap_repair_steps; }),
+      Number(
+          "remat.checkpoint.max_segments_factor", 0.0, kInf,
+          "segment counts tried, up to this multiple of sqrt(forward ops)",
+          [](auto& p) -> auto& { return p.remat.checkpoint.max_segments_factor; }),
+      Name(
+          "remat.checkpoint.cuts", remat::kCheckpointCuts, "a cut rule",
+          "where segments are cut: insensitive, ops or both",
+          [](auto& p) -> auto& { return p.remat.checkpoint.cuts; }),
+      Numbers(
+          "remat.lookahead.exponents", "span exponents of its drop score",
+          [](auto& p) -> auto& { return p.remat.lookahead.exponents; }),
+      Numbers(
+          "remat.lookahead.target_slacks", "targets above the budget (fractions) simulated",
+          [](auto& p) -> auto& { return p.remat.lookahead.target_slacks; }),
+      Int(
+          "remat.lookahead.target_retries", 0, kMaxInt,
+          "reruns of a simulation found over budget, the target lowered",
+          [](auto& p) -> auto& { return p.remat.lookahead.target_retries; }),
+      Int(
+          "remat.lookahead.hints", 0, kMaxInt, "reruns holding dropped inputs, per simulation",
+          [](auto& p) -> auto& { return p.remat.lookahead.hints; }),
+      Int(
+          "remat.lookahead.refine_attempts", 0, kMaxInt, "protections tried in its refinement",
+          [](auto& p) -> auto& { return p.remat.lookahead.refine_attempts; }),
+      Int(
+          "remat.lookahead.max_computations_factor", 1, kMaxInt,
+          "a simulation gives up after this many computations per op",
+          [](auto& p) -> auto& { return p.remat.lookahead.max_computations_factor; }),
+      Int(
+          "remat.blocks.rounds", 0, kMaxInt, "block pass sweeps over the groups; 0 = off",
+          [](auto& p) -> auto& { return p.remat.blocks.rounds; }),
+      Int(
+          "remat.blocks.group_ops", 1, kMaxInt, "forward ops per group of blocks",
+          [](auto& p) -> auto& { return p.remat.blocks.group_ops; }),
+      Int(
+          "remat.blocks.split_steps", 1, kMaxInt, "steps at which candidates are collected",
+          [](auto& p) -> auto& { return p.remat.blocks.split_steps; }),
+      Int(
+          "remat.blocks.max_candidates", 1, kMaxInt, "candidates per group",
+          [](auto& p) -> auto& { return p.remat.blocks.max_candidates; }),
+      Int(
+          "remat.blocks.search_nodes", 1, kMaxBytes, "branch-and-bound nodes per group",
+          [](auto& p) -> auto& { return p.remat.blocks.search_nodes; }),
+      Int(
+          "remat.blocks.verifications", 1, kMaxInt, "covers per group checked by evaluation",
+          [](auto& p) -> auto& { return p.remat.blocks.verifications; }),
+      Int(
+          "remat.blocks_dp.group_ops", 0, kMaxInt, "budget split: forward ops per group; 0 = off",
+          [](auto& p) -> auto& { return p.remat.blocks_dp.group_ops; }),
+      Int(
+          "remat.blocks_dp.targets", 0, 16, "a group's options: subsets of this many evictions",
+          [](auto& p) -> auto& { return p.remat.blocks_dp.targets; }),
+      Int(
+          "remat.blocks_dp.retries", 0, kMaxInt, "runs of its dynamic programme",
+          [](auto& p) -> auto& { return p.remat.blocks_dp.retries; }),
+      Int(
+          "remat.blocks_dp.candidates", 1, kMaxInt, "combinations per run, verified in turn",
+          [](auto& p) -> auto& { return p.remat.blocks_dp.candidates; }),
+      Number(
+          "remat.blocks_dp.max_crossing", 0.0, 1.0,
+          "gives up when more than this fraction of groups do not nest",
+          [](auto& p) -> auto& { return p.remat.blocks_dp.max_crossing; }),
+      Flag(
+          "remat.blocks_dp.polish", "its schedule is polished by the greedy's prune and swap",
+          [](auto& p) -> auto& { return p.remat.blocks_dp.polish; }),
+      Int(
+          "remat.blocks_dp.quantum", 0, kMaxBytes,
+          "bytes kept off rounded to this; 0 = budget/4096",
+          [](auto& p) -> auto& { return p.remat.blocks_dp.quantum; }),
+      Int(
+          "remat.overhead_bound.cuts", 0, kMaxInt, "compute lower bound: most cuts; 0 = off",
+          [](auto& p) -> auto& { return p.remat.overhead_bound.cuts; }),
+      Int(
+          "remat.overhead_bound.max_lp_iterations", 0, kMaxBytes,
+          "simplex iterations per LP; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.overhead_bound.max_lp_iterations; }),
+      Int(
+          "remat.overhead_bound.max_nodes", 0, kMaxBytes,
+          "branch-and-bound nodes of the best cut's MILP; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.overhead_bound.max_nodes; }),
+      Number(
+          "remat.overhead_bound.time_limit_s", 0.0, kInf, "seconds it may take in all (a cap)",
+          [](auto& p) -> auto& { return p.remat.overhead_bound.time_limit_s; }),
+      Flag(
+          "remat.overhead_bound.in_sweep", "whether --sweep computes it at every point",
+          [](auto& p) -> auto& { return p.remat.overhead_bound.in_sweep; }),
+      Int(
+          "remat.ilp.max_ops", 0, kMaxInt, "graphs with more ops keep the warm start",
+          [](auto& p) -> auto& { return p.remat.ilp.max_ops; }),
+      Int(
+          "remat.ilp.max_computations", 1, kMaxInt, "most computations of one op",
+          [](auto& p) -> auto& { return p.remat.ilp.max_computations; }),
+      Int(
+          "remat.ilp.window_stages", 1, kMaxInt, "stages per window of its neighbourhood search",
+          [](auto& p) -> auto& { return p.remat.ilp.window_stages; }),
+      Int(
+          "remat.ilp.window_max_nodes", 0, kMaxBytes,
+          "branch-and-bound nodes one window may take; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.ilp.window_max_nodes; }),
+      Int(
+          "remat.ilp.window_sweeps", 0, kMaxInt, "sweeps of windows over the base order at most",
+          [](auto& p) -> auto& { return p.remat.ilp.window_sweeps; }),
+      Number(
+          "remat.ilp.window_time_limit_s", 0.0, kInf, "seconds one window may take (a cap)",
+          [](auto& p) -> auto& { return p.remat.ilp.window_time_limit_s; }),
+      Int(
+          "remat.ilp.max_lp_iterations", 0, kMaxBytes,
+          "simplex iterations per root LP; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.ilp.max_lp_iterations; }),
+      Int(
+          "remat.ilp.max_nodes", 0, kMaxBytes,
+          "branch-and-bound nodes of the whole MILP; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.ilp.max_nodes; }),
+      Name(
+          "remat.fit.by", remat::kFitBy, "arena or theoretical",
+          "what the budget bounds: the laid-out arena, or the theoretical peak",
+          [](auto& p) -> auto& { return p.remat.fit.by; }),
+      Int(
+          "remat.fit.retries", 0, kMaxInt, "reruns at a lower target when the arena misses",
+          [](auto& p) -> auto& { return p.remat.fit.retries; }),
+      Number(
+          "remat.fit.search_time_limit_s", 0.0, kInf,
+          "seconds of layout search per attempt (a cap)",
+          [](auto& p) -> auto& { return p.remat.fit.search_time_limit_s; }),
+      Int(
+          "remat.fit.search_max_nodes", 0, kMaxBytes, "search nodes per attempt; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.fit.search_max_nodes; }),
+      Flag(
+          "remat.fit.search_wide", "a second, bottom-left search where the first misses",
+          [](auto& p) -> auto& { return p.remat.fit.search_wide; }),
+      Names(
+          "remat.fit.fallback_base_orders", OrderNames(), "an order name",
+          "order names, e.g. [xla-list]", "best's fallback greedy starts; [] = off",
+          [](auto& p) -> auto& { return p.remat.fit.fallback_base_orders; }),
+      Int(
+          "remat.fit.long_chain", 0, kMaxInt, "the fallback's long greedy chains; 0 = not",
+          [](auto& p) -> auto& { return p.remat.fit.long_chain; }),
+      Names(
+          "remat.fit.alone", remat::kBuilderNames, "a builder", "builders, e.g. [lookahead]",
+          "builders also planned alone where best misses",
+          [](auto& p) -> auto& { return p.remat.fit.alone; }),
+  };
+  return *fields;
+}
+
+const std::vector<std::pair<std::string, std::string>>& MovedRematKeys() {
+  static const auto* moved = [] {
+    auto* m = new std::vector<std::pair<std::string, std::string>>;
+    auto nest = [&](const std::string& prefix, const std::string& section,
+                    std::initializer_list<const char*> keys) {
+      for (const char* k : keys)
+        m->push_back({"remat." + prefix + k, "remat." + section + "." + k});
+    };
+    nest("greedy_", "greedy",
+         {"max_steps", "stall_steps", "max_chain", "score", "count_siblings", "copy_before_writes",
+          "prune_attempts", "swap_attempts", "swap_repair_steps"});
+    nest("checkpoint_", "checkpoint", {"max_segments_factor", "cuts"});
+    nest("blocks_", "blocks",
+         {"rounds", "group_ops", "split_steps", "max_candidates", "search_nodes", "verifications"});
+    nest("blocks_dp_", "blocks_dp",
+         {"group_ops", "targets", "retries", "candidates", "max_crossing", "polish", "quantum"});
+    nest("overhead_bound_", "overhead_bound", {"cuts", "time_limit_s", "in_sweep"});
+    nest("ilp_", "ilp", {"max_ops", "max_computations", "window_stages", "window_time_limit_s"});
+    nest("lookahead_", "lookahead",
+         {"exponents", "target_slacks", "target_retries", "hints", "refine_attempts",
+          "max_computations_factor"});
+    nest("layout_", "fit", {"retries"});
+    nest("layout_", "fit", {"search_time_limit_s", "search_max_nodes", "search_wide"});
+    m->push_back({"remat.fallback_base_orders", "remat.fit.fallback_base_orders"});
+    m->push_back({"remat.greedy_long_chain", "remat.fit.long_chain"});
+    m->push_back(
+        {"remat.blocks_in_sweep", "remat.sweep.improve (list blocks and blocks-dp there)"});
+    m->push_back({"remat.blocks_dp_in_best", "remat.best.improve (list blocks-dp there)"});
+    m->push_back({"remat.witness_in_best", "remat.best.improve (list witness there)"});
+    return m;
+  }();
+  return *moved;
+}
+
+}  // namespace roam::config
