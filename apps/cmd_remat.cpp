@@ -217,12 +217,16 @@ int RunRemat(const RematOptions& options) {
       {"method", r.method, nlohmann::json(r.method).dump()},
       {"status", std::string(remat::ToString(r.status)),
        nlohmann::json(remat::ToString(r.status)).dump()},
-      {"compute_lower_bound",
-       Percent(r.lower_bound) + " overhead" +
-           (r.feasible
-                ? " (the plan is " + Points(r.compute_overhead - r.lower_bound) + " above it)"
-                : ""),
-       nlohmann::json(r.lower_bound).dump()}};
+      // Out of reach by proof, no overhead is a bound: the budget cannot be met at any cost.
+      r.status == remat::Status::kInfeasibleProven
+          ? SummaryExtra{"compute_lower_bound", "none: no schedule fits the budget", "null"}
+          : SummaryExtra{
+                "compute_lower_bound",
+                Percent(r.lower_bound) + " overhead" +
+                    (r.feasible ? " (the plan is " + Points(r.compute_overhead - r.lower_bound) +
+                                      " above it)"
+                                : ""),
+                nlohmann::json(r.lower_bound).dump()}};
   extra.push_back({"fit", DescribeFit(r), nlohmann::json(r.fit_by).dump()});
   if (r.timed_out)
     extra.push_back({"time_limit",

@@ -149,6 +149,56 @@ TEST_F(RematCli, AnInfeasibleBudgetSaysSoWritesNothingAndExitsOne) {
   EXPECT_FALSE(std::filesystem::exists(Path("plan.json")));
 }
 
+// A budget proven out of reach has no compute lower bound: none is printed as one.
+TEST_F(RematCli, ABudgetProvenOutOfReachReportsNoComputeBound) {
+  const std::string graph = TrainingGraph(3, 5);
+  auto r = RunRoam({"remat", graph, "--budget", "1", "--alignment", "1", "--json"});
+  EXPECT_EQ(r.exit_code, 1);
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["status"], "infeasible-proven");
+  EXPECT_TRUE(doc["compute_lower_bound"].is_null()) << doc["compute_lower_bound"];
+}
+
+// --fit says what the budget bounds, and the report says which was used; with theoretical the
+// plan's theoretical peak is within the budget and its arena is reported beside it.
+TEST_F(RematCli, FitSaysWhatTheBudgetBoundsAndTheReportSaysSo) {
+  const std::string graph = TrainingGraph(6, 3);
+  for (const char* by : {"arena", "theoretical"}) {
+    SCOPED_TRACE(by);
+    auto r = RunRoam({"remat", graph, "--budget-ratio", "0.7", "--alignment", "1", "--fit", by,
+                      "--json", "-o", Path("plan.json")});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    auto doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["fit"], by);
+    const Bytes measured = std::string(by) == "arena" ? doc["peak"].get<Bytes>()
+                                                      : doc["theoretical_peak"].get<Bytes>();
+    EXPECT_LE(measured, doc["budget"].get<Bytes>());
+  }
+  auto text = RunRoam(
+      {"remat", graph, "--budget-ratio", "0.7", "--alignment", "1", "--fit", "theoretical"});
+  EXPECT_NE(text.out.find("theoretical peak (MOCCASIN"), std::string::npos) << text.out;
+  auto bad = RunRoam({"remat", graph, "--budget-ratio", "0.7", "--fit", "offsets"});
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
+// Where the graph draws random numbers, the report says which default roam took and why.
+TEST_F(RematCli, TheReportSaysWhetherRandomOpsAreRecomputed) {
+  std::mt19937_64 rng(4);
+  Graph g = testing::TrainingLikeGraph(rng, {.layers = 4});
+  g.ops[1].name = "aten.native_dropout";
+  const std::string path = Path("dropout.json");
+  WriteFileAtomically(path, GraphToJson(g));
+  auto off = RunRoam({"remat", path, "--budget-ratio", "0.8", "--alignment", "1"});
+  ASSERT_EQ(off.exit_code, 0) << off.err << off.out;
+  EXPECT_NE(off.out.find("random ops never recomputed"), std::string::npos) << off.out;
+  auto on =
+      RunRoam({"remat", path, "--budget-ratio", "0.8", "--alignment", "1", "--rng-state-kept"});
+  ASSERT_EQ(on.exit_code, 0) << on.err << on.out;
+  EXPECT_NE(on.out.find("random ops recomputable"), std::string::npos) << on.out;
+  auto plain = RunRoam({"remat", TrainingGraph(4, 4), "--budget-ratio", "0.8", "--alignment", "1"});
+  EXPECT_EQ(plain.out.find("random ops"), std::string::npos) << plain.out;
+}
+
 TEST_F(RematCli, SweepPrintsTheTradeOffDownToTheSmallestFeasibleBudget) {
   const std::string graph = TrainingGraph(5, 6);
   auto r =

@@ -183,12 +183,19 @@ TEST(Exact, KeepsAWarmStartItCannotBeatAndSaysSoAtTimeLimitZero) {
   else
     EXPECT_EQ(r.status, Status::kTimeLimit);
   EXPECT_LE(r.lower_bound, r.compute_overhead + 1e-9);
-  // With time, the ilp proves optimality and is never worse than its warm start.
+  // With time, the plan is proven optimal (here by the compute lower bound, which the greedy's
+  // schedule meets, so the MILP is not run) and is never worse than the warm start.
   params.time_limit_s = 30;
   RematResult exact = PlanRemat(g, budget, params);
   EXPECT_EQ(exact.status, Status::kOptimal);
   EXPECT_LE(exact.recompute_cost, greedy.recompute_cost + 1e-9);
-  EXPECT_NEAR(exact.lower_bound, exact.compute_overhead, 1e-9);
+  EXPECT_NEAR(exact.lower_bound, exact.compute_overhead, 1e-6);
+  // Without the compute bound, the MILP proves it.
+  params.overhead_bound.cuts = 0;
+  RematResult milp = PlanRemat(g, budget, params);
+  EXPECT_EQ(milp.status, Status::kOptimal);
+  EXPECT_FALSE(milp.solver.empty());
+  EXPECT_NEAR(milp.lower_bound, milp.compute_overhead, 1e-9);
 }
 
 TEST(Exact, InfeasibleBudgetIsProvenAndReportsTheSmallestPeakFound) {
