@@ -132,6 +132,12 @@ int RunSweep(const RematOptions& options, const Graph& graph, const remat::Remat
   return kOk;
 }
 
+std::string FormatSeconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", seconds);
+  return text;
+}
+
 // How the report names what the budget bounded, and the arena where the theoretical peak did.
 std::string DescribeFit(const remat::RematResult& r) {
   if (r.fit_by != "theoretical") return "arena (offsets included)";
@@ -230,8 +236,8 @@ int RunRemat(const RematOptions& options) {
   extra.push_back({"fit", DescribeFit(r), nlohmann::json(r.fit_by).dump()});
   if (r.timed_out)
     extra.push_back({"time_limit",
-                     "reached: the searches stopped at " + std::to_string(params.time_limit_s) +
-                         " s with the best plan so far",
+                     "reached (" + FormatSeconds(params.time_limit_s) +
+                         "): the searches stopped with the best plan so far",
                      "true"});
   if (std::string rng = DescribeRng(graph, params); !rng.empty())
     extra.push_back({"random_ops", rng, nlohmann::json(rng).dump()});

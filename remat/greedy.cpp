@@ -305,9 +305,11 @@ std::vector<Run> CopyRuns(const Graph& graph, const std::vector<double>& costs,
 // may free as much where it matters.
 template <class Engine>
 void Swap(const Graph& graph, const std::vector<double>& costs, const OpFlags& flags, Bytes budget,
-          const RematParams& params, Engine& work, MethodResult& result) {
+          const RematParams& params, Engine& work, MethodResult& result,
+          const Deadline* deadline = nullptr) {
   int attempts = 0;
   for (bool improved = true; improved && attempts < params.greedy.swap_attempts;) {
+    if (deadline != nullptr && deadline->Expired()) break;
     improved = false;
     std::vector<Run> runs = CopyRuns(graph, costs, result.schedule);
     std::stable_sort(runs.begin(), runs.end(),
@@ -354,7 +356,8 @@ void Swap(const Graph& graph, const std::vector<double>& costs, const OpFlags& f
 template <class Engine>
 std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
                                   std::span<const Bytes> budgets, const RematParams& params,
-                                  const std::vector<double>& costs, Engine& engine, Engine& work) {
+                                  const std::vector<double>& costs, Engine& engine, Engine& work,
+                                  const Deadline* deadline) {
   const OpFlags flags = MakeOpFlags(graph, params);
   std::vector<MethodResult> results(budgets.size());
   MethodResult best;  // the lowest peak seen
@@ -379,11 +382,12 @@ std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
       r.status = Status::kFeasible;
       Prune(graph, costs, budgets[reached], params, engine, r);
       const double pruned = r.recompute_cost;
-      Swap(graph, costs, flags, budgets[reached], params, work, r);
+      Swap(graph, costs, flags, budgets[reached], params, work, r, deadline);
       if (r.recompute_cost < pruned) Prune(graph, costs, budgets[reached], params, engine, r);
     }
     if (reached == budgets.size()) break;
     if (iteration >= params.greedy.max_steps || stalled > params.greedy.stall_steps) break;
+    if (deadline != nullptr && deadline->Expired()) break;
     bool applied = false;
     for (const Candidate& c : Candidates(view, costs, flags, params, view.PeakStep()))
       if (engine.Apply(c.at, c.ops)) {
@@ -416,19 +420,19 @@ std::vector<Candidate> CandidatesAt(GreedyState& state, Step sp, const std::vect
 
 std::vector<MethodResult> GreedyDescent(const Graph& graph, Schedule start,
                                         std::span<const Bytes> budgets, const RematParams& params,
-                                        GreedyEvaluation evaluation) {
+                                        GreedyEvaluation evaluation, const Deadline* deadline) {
   const std::vector<double> costs = OpCosts(graph);
   if (evaluation == GreedyEvaluation::kReference) {
     ReferenceEngine engine{graph, params, {}, std::nullopt};
     ReferenceEngine work{graph, params, {}, std::nullopt};
-    return Descend(graph, std::move(start), budgets, params, costs, engine, work);
+    return Descend(graph, std::move(start), budgets, params, costs, engine, work, deadline);
   }
   const MemoryModel model = BuildMemoryModel(graph, params.alignment);
   IncrementalEngine engine{GreedyState(graph, model, costs, params.rule),
                            GreedyState(graph, model, costs, params.rule)};
   IncrementalEngine work{GreedyState(graph, model, costs, params.rule),
                          GreedyState(graph, model, costs, params.rule)};
-  return Descend(graph, std::move(start), budgets, params, costs, engine, work);
+  return Descend(graph, std::move(start), budgets, params, costs, engine, work, deadline);
 }
 
 GreedyTools::GreedyTools(const Graph& graph, const RematParams& params)
@@ -456,9 +460,9 @@ MethodResult Polish(const Graph& graph, MethodResult result, Bytes budget,
 }
 
 MethodResult Greedy(const Graph& graph, Schedule start, Bytes budget, const RematParams& params,
-                    GreedyEvaluation evaluation) {
+                    GreedyEvaluation evaluation, const Deadline* deadline) {
   const Bytes budgets[] = {budget};
-  return GreedyDescent(graph, std::move(start), budgets, params, evaluation).front();
+  return GreedyDescent(graph, std::move(start), budgets, params, evaluation, deadline).front();
 }
 
 }  // namespace roam::remat::detail

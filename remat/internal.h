@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "core/deadline.h"
 #include "core/memory_model.h"
 #include "partition/partition.h"
 #include "remat/remat.h"
@@ -55,8 +56,10 @@ enum class GreedyEvaluation { kIncremental, kReference };
 // Evicts, at the current peak step, the live storage with the best score (RematParams::
 // greedy_score) per unit of recompute cost, recomputing it just before its next use, until
 // the peak is at most budget or nothing can be evicted. Keeps the lowest-peak schedule seen.
+// Where deadline (optional) has passed, it stops with what it has.
 MethodResult Greedy(const Graph& graph, Schedule start, Bytes budget, const RematParams& params,
-                    GreedyEvaluation evaluation = GreedyEvaluation::kIncremental);
+                    GreedyEvaluation evaluation = GreedyEvaluation::kIncremental,
+                    const Deadline* deadline = nullptr);
 
 // Per op: OpCost, the costs the greedy and the block passes rank recomputations by.
 std::vector<double> OpCosts(const Graph& graph);
@@ -71,7 +74,8 @@ MethodResult Polish(const Graph& graph, MethodResult result, Bytes budget,
 // that budget), at the cost of one descent.
 std::vector<MethodResult> GreedyDescent(
     const Graph& graph, Schedule start, std::span<const Bytes> budgets, const RematParams& params,
-    GreedyEvaluation evaluation = GreedyEvaluation::kIncremental);
+    GreedyEvaluation evaluation = GreedyEvaluation::kIncremental,
+    const Deadline* deadline = nullptr);
 
 // Chen et al.: the forward split into k segments; the activations inside a segment that the
 // backward reads are recomputed, segment by segment, right before the backward first needs

@@ -110,7 +110,8 @@ MethodResult BuildGreedy(Call& c, Bytes target) {
       c.shared.greedy != nullptr
           ? *c.shared.greedy
           : detail::Greedy(c.ctx.graph, c.greedy_state.empty() ? c.ctx.start : c.greedy_state,
-                           target, c.params);
+                           target, c.params, detail::GreedyEvaluation::kIncremental,
+                           &c.ctx.deadline);
   c.greedy_state = r.schedule;
   return r;
 }
@@ -253,7 +254,8 @@ std::vector<MethodResult> Fallbacks(const Context& ctx, Bytes target, const Rema
     for (int chain : chains) {
       if (ctx.deadline.Expired()) break;
       p.greedy.max_chain = chain;
-      MethodResult r = detail::Greedy(ctx.graph, start, target, p);
+      MethodResult r = detail::Greedy(ctx.graph, start, target, p,
+                                      detail::GreedyEvaluation::kIncremental, &ctx.deadline);
       if (r.peak > target) continue;
       if (std::any_of(found.begin(), found.end(),
                       [&](const MethodResult& f) { return f.schedule == r.schedule; }))
@@ -538,7 +540,8 @@ std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios
   if (greedy) {
     std::vector<Bytes> sorted;
     for (size_t i : by_budget) sorted.push_back(budgets[i]);
-    std::vector<MethodResult> results = detail::GreedyDescent(graph, ctx.start, sorted, params);
+    std::vector<MethodResult> results = detail::GreedyDescent(
+        graph, ctx.start, sorted, params, detail::GreedyEvaluation::kIncremental, &ctx.deadline);
     for (size_t j = 0; j < by_budget.size(); ++j) descent[by_budget[j]] = std::move(results[j]);
   }
   if (checkpoint)
