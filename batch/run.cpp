@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/io.h"
 #include "core/lower_bound.h"
+#include "core/steps.h"
 #include "gen/config.h"
 #include "gen/generate.h"
 #include "optimizer/optimizer.h"
@@ -30,12 +31,19 @@ bool EndsWith(std::string_view text, std::string_view suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// A baseline order as the scenario runs it: alone per step, or multi-stream with
+// as-soon-as-possible steps (core/steps.h), as the optimizer's baselines are.
+SteppedOrder Stepped(const Graph& graph, std::vector<OpId> order, const OptimizerParams& planner) {
+  if (planner.streams == Streams::kSingle) return {std::move(order), {}};
+  return AsapSteps(graph, BuildDependencies(graph), order, planner.max_concurrency);
+}
+
 Plan PlanWith(const Graph& graph, const MemoryModel& model, std::string_view order_name,
-              std::string_view layout_name, double seconds) {
-  std::vector<OpId> order = ScheduleOrder(order_name, graph, model);
-  auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, order));
+              std::string_view layout_name, double seconds, const OptimizerParams& planner) {
+  SteppedOrder run = Stepped(graph, ScheduleOrder(order_name, graph, model), planner);
+  auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, run.order, run.steps));
   std::vector<Bytes> offsets = PlaceBuffers(layout_name, intervals, model.alignment);
-  return AssemblePlan(graph, model, std::move(order), offsets, seconds);
+  return AssemblePlan(graph, model, std::move(run.order), offsets, seconds, std::move(run.steps));
 }
 
 MethodFigures Figures(std::string method, const Plan& plan) {
@@ -93,7 +101,7 @@ ModePlan PlanMode(Mode mode, const LoadedInput& input, const MemoryModel& model)
   const auto started = Clock::now();
   switch (mode) {
     case Mode::kHeuristic: {
-      Baselines b = PlanBaselines(graph, model);
+      Baselines b = PlanBaselines(graph, model, input.planner);
       b.heuristic.summary.seconds = Since(started);
       return {std::move(b.heuristic), b.heuristic_name, {}};
     }
@@ -192,19 +200,20 @@ LoadedInput LoadRunInput(const std::string& path, const std::vector<std::string>
   return in;
 }
 
-Baselines PlanBaselines(const Graph& graph, const MemoryModel& model) {
+Baselines PlanBaselines(const Graph& graph, const MemoryModel& model,
+                        const OptimizerParams& planner) {
   Baselines b;
-  b.pytorch = PlanWith(graph, model, "program", "pytorch", 0.0);
+  b.pytorch = PlanWith(graph, model, "program", "pytorch", 0.0, planner);
   bool first = true;
   for (std::string_view order : OrderNames()) {
     if (order == "heuristic") continue;  // the best of the greedy orders, tried one by one here
-    std::vector<OpId> ops = ScheduleOrder(order, graph, model);
-    auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, ops));
+    SteppedOrder run = Stepped(graph, ScheduleOrder(order, graph, model), planner);
+    auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, run.order, run.steps));
     for (std::string_view layout : LayoutNames()) {
       std::vector<Bytes> offsets = PlaceBuffers(layout, intervals, model.alignment);
       Bytes height = LayoutHeight(intervals, offsets);
       if (!first && height >= b.heuristic.summary.actual_peak) continue;
-      b.heuristic = AssemblePlan(graph, model, ops, offsets, 0.0);
+      b.heuristic = AssemblePlan(graph, model, run.order, offsets, 0.0, run.steps);
       b.heuristic_name = std::string(order) + "+" + std::string(layout);
       first = false;
     }
@@ -218,8 +227,9 @@ Bytes CertifiedLowerBound(const Graph& graph, const MemoryModel& model) {
 
 std::vector<Bytes> MemoryOverTime(const Graph& graph, const Plan& plan) {
   MemoryModel model = BuildMemoryModel(graph, plan.alignment);
-  std::vector<Bytes> profile = MemoryProfile(model, ComputeLifetimes(graph, model, plan.order),
-                                             static_cast<int>(plan.order.size()));
+  std::vector<Bytes> profile =
+      MemoryProfile(model, ComputeLifetimes(graph, model, plan.order, plan.steps),
+                    NumSteps(plan.order, plan.steps));
   for (Bytes& b : profile) b += model.persistent_bytes;
   return profile;
 }
@@ -234,7 +244,7 @@ RunRecord ExecuteRun(const RunSpec& spec, RunPlans* plans, int threads) {
     const Graph& graph = input.graph;
     MemoryModel model = BuildMemoryModel(graph, input.planner.alignment);
     const auto started = Clock::now();
-    Baselines b = PlanBaselines(graph, model);
+    Baselines b = PlanBaselines(graph, model, input.planner);
     r.baseline_seconds = Since(started);
     const Bytes bound = CertifiedLowerBound(graph, model);
     ModePlan mode;

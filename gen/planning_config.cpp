@@ -14,6 +14,7 @@ namespace {
 using detail::Reader;
 
 const std::vector<std::string> kPlannerKeys = {"mode",
+                                               "streams",
                                                "threads",
                                                "time_limit",
                                                "alignment",
@@ -55,6 +56,9 @@ void ReadPlanner(const Reader& r, const YAML::Node& node, OptimizerParams& p) {
     if (key == "mode") {
       const std::string text = r.Scalar(v, path, "roam or model");
       if (!ParseOptimizeMode(text, &p.mode)) r.Fail(path, v, "must be roam or model, got " + text);
+    } else if (key == "streams") {
+      const std::string text = r.Scalar(v, path, "single or multi");
+      if (!ParseStreams(text, &p.streams)) r.Fail(path, v, "must be single or multi, got " + text);
     } else if (key == "threads") {
       p.threads = static_cast<int>(r.Integer(v, path, 0, kMaxThreads));
     } else if (key == "time_limit") {

@@ -179,11 +179,14 @@ OrderIlpResult SolveOrderIlp(const Graph& graph, const MemoryModel& model, const
   if (multi) {
     bool fits = true;
     int last = 0;
+    std::vector<int> load(U(num_steps) + U(c.n) + 1, 0);
     for (OpId op : warm) {
       const int v = c.local_of[U(op)];
       int s = num_steps >= c.n ? warm_pos[U(v)] : last;
       for (int p : r.nodes[U(v)].preds) s = std::max(s, inc_step[U(p)] + 1);
+      while (params.max_concurrency > 0 && load[U(s)] >= params.max_concurrency) ++s;
       if (s > alap[U(v)]) fits = false;
+      ++load[U(s)];
       inc_step[U(v)] = last = s;
     }
     if (!fits)
@@ -331,6 +334,23 @@ OrderIlpResult SolveOrderIlp(const Graph& graph, const MemoryModel& model, const
         terms = {{R(v, s).col, 1.0}, {before.col, -1.0}};
         lp.AddRow(terms, -kInf, 0.0);
       }
+  // Multi-stream with a concurrency limit: at most K nodes run at step s (those that have run
+  // by s but not by s - 1).
+  if (multi && params.max_concurrency > 0)
+    for (int s = 0; s < num_steps; ++s) {
+      terms.clear();
+      double constant = 0.0;
+      for (int v : alive) {
+        if (s < asap[U(v)] || s > alap[U(v)]) continue;
+        for (const auto& [x, sign] : {std::pair(R(v, s), 1.0), std::pair(R(v, s - 1), -1.0)}) {
+          if (x.IsConst())
+            constant += sign * x.constant;
+          else
+            terms.emplace_back(x.col, sign);
+        }
+      }
+      if (!terms.empty()) lp.AddRow(terms, -kInf, params.max_concurrency - constant);
+    }
   // Single stream: exactly s + 1 blocks have run by step s.
   if (!multi)
     for (int s = 0; s < num_steps; ++s) {

@@ -5,6 +5,7 @@
 
 #include "baseline/layouts.h"
 #include "baseline/orders.h"
+#include "core/steps.h"
 #include "partition/partition.h"
 
 namespace roam::opt {
@@ -35,11 +36,15 @@ class Starter {
       peak = std::max(peak, profile[s]);
     }
     if (layouts) {
-      const auto intervals = PlannedIntervals(model_, lifetimes);
+      // Multi-stream: the order run with as-soon-as-possible steps, as a framework with several
+      // streams would run it.
+      const SteppedOrder run = Stepped(order);
+      const auto intervals =
+          PlannedIntervals(model_, ComputeLifetimes(graph_, model_, run.order, run.steps));
       for (const char* layout : {"best-fit", "llfb"}) {
-        Plan p =
-            AssemblePlan(graph_, model_, order, PlaceBuffers(layout, intervals, params_.alignment),
-                         deadline_.Elapsed());
+        Plan p = AssemblePlan(graph_, model_, run.order,
+                              PlaceBuffers(layout, intervals, params_.alignment),
+                              deadline_.Elapsed(), run.steps);
         const auto key = [](const Plan& x) {
           return std::pair(x.summary.actual_peak, x.summary.theoretical_peak);
         };
@@ -57,13 +62,16 @@ class Starter {
 
   StartingPoint Run(const Dependencies& deps, const std::function<void(const char*)>& report) {
     if (report) report("baselines");
+    deps_ = &deps;
     const std::vector<OpId>& program = graph_.program_order;
     {
-      const auto intervals = PlannedIntervals(model_, ComputeLifetimes(graph_, model_, program));
-      out_.pytorch =
-          AssemblePlan(graph_, model_, program,
-                       PlaceBuffers("pytorch", intervals, params_.alignment), deadline_.Elapsed())
-              .summary;
+      const SteppedOrder run = Stepped(program);
+      const auto intervals =
+          PlannedIntervals(model_, ComputeLifetimes(graph_, model_, run.order, run.steps));
+      out_.pytorch = AssemblePlan(graph_, model_, run.order,
+                                  PlaceBuffers("pytorch", intervals, params_.alignment),
+                                  deadline_.Elapsed(), run.steps)
+                         .summary;
     }
     Add("program", program, true);
     for (const char* name : kGreedyOrders) {
@@ -103,7 +111,14 @@ class Starter {
   }
 
  private:
+  // The order as the scenario runs it: alone per step, or with ASAP steps.
+  SteppedOrder Stepped(const std::vector<OpId>& order) const {
+    if (params_.streams == Streams::kSingle) return {order, {}};
+    return AsapSteps(graph_, *deps_, order, params_.max_concurrency);
+  }
+
   const Graph& graph_;
+  const Dependencies* deps_ = nullptr;
   const MemoryModel& model_;
   const OptimizerParams& params_;
   const Deadline& deadline_;
