@@ -85,9 +85,12 @@ class Run {
     if (pipeline) {
       plan = std::move(*pipeline);
       FinalLayout(plan);
-      if (Multi() && plan.steps.empty()) {
-        // ROAM mode plans one op per step and packs them into concurrent steps at its peak.
+      // ROAM mode plans one op per step and packs them into concurrent steps at its peak; so
+      // does model mode when MODeL-MS kept its warm start (one op per step), which packing
+      // only makes concurrent. Steps the ILP chose are its answer and stay.
+      if (Multi() && NumSteps(plan.order, plan.steps) == graph_.num_ops()) {
         Report("pack steps", 0, 0);
+        plan.steps.clear();
         plan = opt::PackSteps(graph_, model_, deps_, plan, params_.max_concurrency);
         pipeline_order_ += " + packed steps";
       }

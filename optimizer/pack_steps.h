@@ -1,7 +1,8 @@
 // Multi-stream packing (docs/optimizer.md, "Multi-stream"): a single-stream plan's ops grouped
 // into concurrent steps without raising its peak or breaking its layout.
 //
-// In: a valid single-stream plan (order and offsets) and the most ops a step may run (0:
+// In: a valid plan (order and offsets; its steps, if any, are ignored: serial lifetimes lie
+// within step lifetimes, so its layout is valid serially) and the most ops a step may run (0:
 // unbounded). Out: the same order and offsets with steps: walking the order, an op joins the
 // current step when it depends on none of the step's ops, the step holds fewer than
 // max_concurrency ops, the step's resident bytes stay within the plan's theoretical peak, and

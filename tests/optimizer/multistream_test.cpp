@@ -160,6 +160,10 @@ TEST_F(MultiStreamCli, OptimizeWritesAPlanWithStepsThatValidates) {
   EXPECT_EQ(nlohmann::json::parse(c.out)["streams"], "multi");
   auto bad = testing::RunRoam({"optimize", graph, "--streams", "many"});
   EXPECT_NE(bad.exit_code, 0);
+  auto bad_config = testing::RunRoam({"optimize", graph, "--set", "planner.streams=many"});
+  EXPECT_EQ(bad_config.exit_code, 2);
+  EXPECT_NE(bad_config.err.find("planner.streams"), std::string::npos) << bad_config.err;
+  EXPECT_NE(bad_config.err.find("must be single or multi"), std::string::npos) << bad_config.err;
 }
 
 TEST_F(MultiStreamCli, ModelModeIsModelMs) {
@@ -171,7 +175,11 @@ TEST_F(MultiStreamCli, ModelModeIsModelMs) {
   EXPECT_EQ(doc["mode"], "model");
   EXPECT_EQ(doc["streams"], "multi");
   EXPECT_LE(doc["lower_bound"].get<Bytes>(), doc["theoretical_peak"].get<Bytes>());
-  EXPECT_TRUE(nlohmann::json::parse(ReadFile(Path("p.json"))).contains("steps"));
+  auto plan = nlohmann::json::parse(ReadFile(Path("p.json")));
+  ASSERT_TRUE(plan.contains("steps"));
+  // The warm start meets the bound here, so MODeL-MS keeps it, and it is packed.
+  EXPECT_EQ(doc["order"], "optimal");
+  EXPECT_LT(plan["steps"].back().get<int>() + 1, static_cast<int>(plan["steps"].size()));
 }
 
 // Validator rejections through the CLI: dependent ops in one step, a step out of order.
