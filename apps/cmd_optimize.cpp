@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "apps/cli.h"
+#include "core/error.h"
 #include "core/io.h"
 #include "core/steps.h"
 #include "optimizer/optimizer.h"
@@ -123,6 +124,10 @@ int RunOptimize(const OptimizeOptions& options) {
   if (options.streams_flag != nullptr && options.streams_flag->count() > 0)
     ParseStreams(options.streams, &params.streams);
   params.max_concurrency = options.max_concurrency;
+  if (params.max_concurrency > 0 && params.streams != Streams::kMulti)
+    throw InputError("--max-concurrency " + std::to_string(params.max_concurrency) +
+                     " needs --streams multi (or planner.streams: multi): a single-stream plan "
+                     "runs one op per step");
   params.threads = FlagOr(options.threads_flag, options.threads, params.threads);
   params.partition.node_limit =
       FlagOr(options.node_limit_flag, options.node_limit, params.partition.node_limit);

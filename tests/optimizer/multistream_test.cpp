@@ -2,6 +2,7 @@
 // are valid with steps and never above the multi-stream baselines, MODeL-MS, the CLI.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -160,6 +161,10 @@ TEST_F(MultiStreamCli, OptimizeWritesAPlanWithStepsThatValidates) {
   EXPECT_EQ(nlohmann::json::parse(c.out)["streams"], "multi");
   auto bad = testing::RunRoam({"optimize", graph, "--streams", "many"});
   EXPECT_NE(bad.exit_code, 0);
+  auto lone = testing::RunRoam({"optimize", graph, "--max-concurrency", "2", "-o", Path("x.json")});
+  EXPECT_EQ(lone.exit_code, 2);
+  EXPECT_NE(lone.err.find("needs --streams multi"), std::string::npos) << lone.err;
+  EXPECT_FALSE(std::filesystem::exists(Path("x.json")));
   auto bad_config = testing::RunRoam({"optimize", graph, "--set", "planner.streams=many"});
   EXPECT_EQ(bad_config.exit_code, 2);
   EXPECT_NE(bad_config.err.find("planner.streams"), std::string::npos) << bad_config.err;
