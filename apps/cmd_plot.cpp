@@ -34,7 +34,10 @@ int RunPlot(const PlotOptions& o) {
     std::cout << stats.buffers << " buffers in " << stats.rectangles << " rectangles ("
               << stats.aggregated_rectangles << " aggregates)\n";
   } else {
-    batch::Baselines b = batch::PlanBaselines(graph, model);
+    // A multi-stream plan is drawn beside the multi-stream baselines.
+    OptimizerParams planner;
+    if (!plan.steps.empty()) planner.streams = Streams::kMulti;
+    batch::Baselines b = batch::PlanBaselines(graph, model, planner);
     // Each with its total peak: persistent bytes plus the arena, fragmentation included.
     svg = report::MemorySvg(
         {{"plan", batch::MemoryOverTime(graph, plan), plan.summary.total_peak},

@@ -4,6 +4,7 @@
 #include "apps/cli.h"
 #include "core/error.h"
 #include "core/io.h"
+#include "core/steps.h"
 #include "remat/remat.h"
 
 namespace roam::cli {
@@ -59,7 +60,11 @@ void AddValidateCommand(CLI::App& app, Action& action) {
       }
       std::cout << *plan_path << ": valid plan for " << *graph_path << " (theoretical peak "
                 << plan.summary.theoretical_peak << " B, actual peak " << plan.summary.actual_peak
-                << " B)\n";
+                << " B";
+      if (!plan.steps.empty())
+        std::cout << "; multi-stream: " << NumSteps(plan.order, plan.steps) << " steps, at most "
+                  << MaxConcurrency(plan.order, plan.steps) << " ops in one";
+      std::cout << ")\n";
       return static_cast<int>(kOk);
     };
   });

@@ -23,9 +23,11 @@ class BestBaseline {
   // Plans `order` (whose planned intervals are `intervals`) with best-fit and then llfb and
   // keeps either when it beats the best so far. `stop`, asked after each plan, ends the offer
   // early (the first plan is made whatever it says). `seconds` goes into the plans' summaries.
+  // `steps` (empty: single stream) are the order's multi-stream steps (core/steps.h), which
+  // the intervals were computed with.
   void Offer(const Graph& graph, const MemoryModel& model, std::string_view order_name,
              const std::vector<OpId>& order, std::span<const Interval> intervals, double seconds,
-             const std::function<bool()>& stop = {});
+             const std::function<bool()>& stop = {}, std::span<const Step> steps = {});
 
   bool empty() const { return plan_.order.empty(); }
   const Plan& plan() const { return plan_; }
@@ -41,6 +43,9 @@ class BestBaseline {
 
 // The best baseline over the program order and the greedy orders (lescea, xla-list, xla-dfs),
 // in that order: what the optimizer starts from when no deadline cuts its baselines short.
-BestBaseline BestBaselinePlan(const Graph& graph, const MemoryModel& model);
+// multi_stream: each order runs with as-soon-as-possible steps (core/steps.h, AsapSteps), at
+// most max_concurrency ops per step (0: unbounded), and the plans carry those steps.
+BestBaseline BestBaselinePlan(const Graph& graph, const MemoryModel& model,
+                              bool multi_stream = false, int max_concurrency = 0);
 
 }  // namespace roam

@@ -104,13 +104,15 @@ struct RunPlans {
 RunRecord ExecuteRun(const RunSpec& spec, RunPlans* plans = nullptr, int threads = 0);
 
 // The PyTorch baseline (program order, caching-allocator layout) and the best heuristic: the
-// baseline order and layout with the lowest total peak.
+// baseline order and layout with the lowest total peak. With planner.streams multi, each order
+// runs with as-soon-as-possible steps (core/steps.h), as the optimizer's baselines do.
 struct Baselines {
   Plan pytorch;
   Plan heuristic;
   std::string heuristic_name;  // "order+layout"
 };
-Baselines PlanBaselines(const Graph& graph, const MemoryModel& model);
+Baselines PlanBaselines(const Graph& graph, const MemoryModel& model,
+                        const OptimizerParams& planner = {});
 
 // The certified lower bound on the theoretical peak of every topological order
 // (core/lower_bound.h: the storages forced live at some op in every order).

@@ -10,11 +10,12 @@
 #include "baseline/layouts.h"
 #include "baseline/orders.h"
 #include "batch/batch.h"
-#include "core/deadline.h"
 #include "config/config.h"
+#include "core/deadline.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "core/lower_bound.h"
+#include "core/steps.h"
 #include "optimizer/optimizer.h"
 
 namespace roam::batch {
@@ -27,12 +28,19 @@ bool EndsWith(std::string_view text, std::string_view suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// A baseline order as the scenario runs it: alone per step, or multi-stream with
+// as-soon-as-possible steps (core/steps.h), as the optimizer's baselines are.
+SteppedOrder Stepped(const Graph& graph, std::vector<OpId> order, const OptimizerParams& planner) {
+  if (planner.streams == Streams::kSingle) return {std::move(order), {}};
+  return AsapSteps(graph, BuildDependencies(graph), order, planner.max_concurrency);
+}
+
 Plan PlanWith(const Graph& graph, const MemoryModel& model, std::string_view order_name,
-              std::string_view layout_name, double seconds) {
-  std::vector<OpId> order = ScheduleOrder(order_name, graph, model);
-  auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, order));
+              std::string_view layout_name, double seconds, const OptimizerParams& planner) {
+  SteppedOrder run = Stepped(graph, ScheduleOrder(order_name, graph, model), planner);
+  auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, run.order, run.steps));
   std::vector<Bytes> offsets = PlaceBuffers(layout_name, intervals, model.alignment);
-  return AssemblePlan(graph, model, std::move(order), offsets, seconds);
+  return AssemblePlan(graph, model, std::move(run.order), offsets, seconds, std::move(run.steps));
 }
 
 MethodFigures Figures(std::string method, const Plan& plan) {
@@ -95,7 +103,8 @@ ModePlan PlanMode(Mode mode, const config::Input& input, const MemoryModel& mode
   const auto started = Clock::now();
   switch (mode) {
     case Mode::kHeuristic: {
-      BestBaseline b = BestBaselinePlan(graph, model);
+      BestBaseline b = BestBaselinePlan(graph, model, input.planner.streams == Streams::kMulti,
+                                        input.planner.max_concurrency);
       b.plan().summary.seconds = SecondsSince(started);
       return {b.plan(), b.name(), {}, b.plan(), b.name()};
     }
@@ -185,10 +194,12 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
-Baselines PlanBaselines(const Graph& graph, const MemoryModel& model) {
+Baselines PlanBaselines(const Graph& graph, const MemoryModel& model,
+                        const OptimizerParams& planner) {
   Baselines b;
-  b.pytorch = PlanWith(graph, model, "program", "pytorch", 0.0);
-  BestBaseline best = BestBaselinePlan(graph, model);
+  b.pytorch = PlanWith(graph, model, "program", "pytorch", 0.0, planner);
+  BestBaseline best =
+      BestBaselinePlan(graph, model, planner.streams == Streams::kMulti, planner.max_concurrency);
   b.heuristic = std::move(best.plan());
   b.heuristic_name = best.name();
   return b;
@@ -200,8 +211,9 @@ Bytes CertifiedLowerBound(const Graph& graph, const MemoryModel& model) {
 
 std::vector<Bytes> MemoryOverTime(const Graph& graph, const Plan& plan) {
   MemoryModel model = BuildMemoryModel(graph, plan.alignment);
-  std::vector<Bytes> profile = MemoryProfile(model, ComputeLifetimes(graph, model, plan.order),
-                                             static_cast<int>(plan.order.size()));
+  std::vector<Bytes> profile =
+      MemoryProfile(model, ComputeLifetimes(graph, model, plan.order, plan.steps),
+                    NumSteps(plan.order, plan.steps));
   for (Bytes& b : profile) b += model.persistent_bytes;
   return profile;
 }
@@ -217,7 +229,7 @@ RunRecord ExecuteRun(const RunSpec& spec, RunPlans* plans, int threads) {
     MemoryModel model = BuildMemoryModel(graph, input.planner.alignment);
     const auto started = Clock::now();
     Baselines b;
-    b.pytorch = PlanWith(graph, model, "program", "pytorch", 0.0);
+    b.pytorch = PlanWith(graph, model, "program", "pytorch", 0.0, input.planner);
     r.baseline_seconds = SecondsSince(started);
     const Bytes bound = CertifiedLowerBound(graph, model);
     ModePlan mode;

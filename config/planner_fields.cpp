@@ -18,6 +18,17 @@ const std::vector<Field>& PlannerFields() {
                                                                  {OptimizeMode::kModel, "model"}},
           "optimize's mode: roam (partition, leaves, merge) or model (whole-graph ILPs)",
           [](auto& p) -> auto& { return p.planner.mode; }),
+      Choice(
+          "planner.streams",
+          std::vector<std::pair<Streams, std::string_view>>{{Streams::kSingle, "single"},
+                                                            {Streams::kMulti, "multi"}},
+          "optimize's scenario: single (one op per step) or multi (several independent ops "
+          "per step, plans with steps)",
+          [](auto& p) -> auto& { return p.planner.streams; }),
+      Int(
+          "planner.max_concurrency", 0, kMaxInt,
+          "multi-stream: the most ops one step may run; 0 = unbounded, as in MODeL",
+          [](auto& p) -> auto& { return p.planner.max_concurrency; }),
       Int(
           "planner.threads", 0, kMaxThreads, "worker threads for leaf solves; 0 = all cores",
           [](auto& p) -> auto& { return p.planner.threads; }),

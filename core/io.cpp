@@ -530,6 +530,8 @@ std::string PlanToJson(const Graph& graph, const Plan& plan) {
   ordered_json order = ordered_json::array();
   for (OpId op : plan.order) order.push_back(graph.ops[U(op)].ext_id);
   doc["order"] = std::move(order);
+  // Only multi-stream plans carry steps: a single-stream plan reads and writes as before.
+  if (!plan.steps.empty()) doc["steps"] = plan.steps;
   ordered_json buffers = ordered_json::array();
   for (const Buffer& b : plan.buffers) {
     ordered_json o;
@@ -571,6 +573,19 @@ Plan ParsePlan(std::string_view text, std::string_view source, const Graph& grap
     if (it == op_index.end())
       throw InputError(where + ": op " + order[i].dump() + " is not in the graph");
     plan.order.push_back(it->second);
+  }
+  const json& steps = root.Array("steps", /*required=*/false);
+  if (const json* v = root.Find("steps");
+      v != nullptr && !v->is_null() && steps.size() != order.size())
+    root.FailField("steps", "has " + std::to_string(steps.size()) + " entries, order has " +
+                                std::to_string(order.size()));
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const std::string where = src + ": steps[" + std::to_string(i) + "]";
+    if (!IsInt64(steps[i]) || steps[i].get<std::int64_t>() < 0 ||
+        steps[i].get<std::int64_t>() > std::numeric_limits<Step>::max())
+      throw InputError(where + ": must be a step, an integer in [0, " +
+                       std::to_string(std::numeric_limits<Step>::max()) + "]");
+    plan.steps.push_back(static_cast<Step>(steps[i].get<std::int64_t>()));
   }
   const json& buffers = root.Array("buffers", /*required=*/true);
   for (size_t i = 0; i < buffers.size(); ++i) {

@@ -88,12 +88,18 @@ MemoryModel BuildMemoryModel(const Graph& graph, Bytes alignment) {
   return model;
 }
 
+int NumSteps(std::span<const OpId> order, std::span<const Step> steps) {
+  if (steps.empty() || order.empty()) return static_cast<int>(order.size());
+  return steps.back() + 1;
+}
+
 std::vector<Lifetime> ComputeLifetimes(const Graph& graph, const MemoryModel& model,
-                                       std::span<const OpId> order) {
+                                       std::span<const OpId> order, std::span<const Step> steps) {
   std::vector<Lifetime> life(model.storages.size());
-  const Step last = static_cast<Step>(order.size()) - 1;
-  for (Step s = 0; s <= last; ++s) {
-    OpId op = order[U(s)];
+  const Step last = static_cast<Step>(NumSteps(order, steps)) - 1;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Step s = steps.empty() ? static_cast<Step>(k) : steps[k];
+    OpId op = order[k];
     for (StorageId sid : model.Touches(op)) {
       Lifetime& l = life[U(sid)];
       if (graph.tensors[U(model.storages[U(sid)].root)].producer == op) l.start = s;
@@ -119,9 +125,10 @@ std::vector<Bytes> MemoryProfile(const MemoryModel& model, std::span<const Lifet
   return profile;
 }
 
-Bytes TheoreticalPeak(const Graph& graph, const MemoryModel& model, std::span<const OpId> order) {
-  auto lifetimes = ComputeLifetimes(graph, model, order);
-  auto profile = MemoryProfile(model, lifetimes, static_cast<int>(order.size()));
+Bytes TheoreticalPeak(const Graph& graph, const MemoryModel& model, std::span<const OpId> order,
+                      std::span<const Step> steps) {
+  auto lifetimes = ComputeLifetimes(graph, model, order, steps);
+  auto profile = MemoryProfile(model, lifetimes, NumSteps(order, steps));
   return profile.empty() ? 0 : *std::max_element(profile.begin(), profile.end());
 }
 

@@ -54,16 +54,24 @@ struct Lifetime {
   bool operator==(const Lifetime&) const = default;
 };
 
-// Lifetimes of all storages (indexed by StorageId) under an order of all ops.
+// Lifetimes of all storages (indexed by StorageId) under an order of all ops. `steps` is empty
+// (single stream: order[k] runs at step k) or the step of each entry of `order` (multi-stream:
+// several ops per step, docs/formats.md); a storage lives from its producer's step to the last
+// step touching it, so everything a step reads or writes is resident during it.
 std::vector<Lifetime> ComputeLifetimes(const Graph& graph, const MemoryModel& model,
-                                       std::span<const OpId> order);
+                                       std::span<const OpId> order,
+                                       std::span<const Step> steps = {});
+
+// Steps an order takes: its length, or the last step + 1 when `steps` is given.
+int NumSteps(std::span<const OpId> order, std::span<const Step> steps);
 
 // Planned bytes resident at each step 0..num_steps-1.
 std::vector<Bytes> MemoryProfile(const MemoryModel& model, std::span<const Lifetime> lifetimes,
                                  int num_steps);
 
 // Maximum of MemoryProfile (0 for an empty graph).
-Bytes TheoreticalPeak(const Graph& graph, const MemoryModel& model, std::span<const OpId> order);
+Bytes TheoreticalPeak(const Graph& graph, const MemoryModel& model, std::span<const OpId> order,
+                      std::span<const Step> steps = {});
 
 // A layout problem: buffers with fixed sizes and inclusive step ranges, to be given offsets.
 struct Interval {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/bytes.h"
+#include "core/steps.h"
 #include "core/types.h"
 
 namespace roam {
@@ -27,11 +28,11 @@ PlanSummary Summarize(const MemoryModel& model, Bytes theoretical, Bytes actual,
 }  // namespace
 
 Plan AssemblePlan(const Graph& graph, const MemoryModel& model, std::vector<OpId> order,
-                  std::span<const Bytes> offsets, double seconds) {
+                  std::span<const Bytes> offsets, double seconds, std::vector<Step> steps) {
   Plan plan;
   plan.graph = graph.name;
   plan.alignment = model.alignment;
-  auto lifetimes = ComputeLifetimes(graph, model, order);
+  auto lifetimes = ComputeLifetimes(graph, model, order, steps);
   auto intervals = PlannedIntervals(model, lifetimes);
   for (size_t i = 0; i < model.planned.size(); ++i) {
     const Storage& s = model.storages[U(model.planned[i])];
@@ -40,6 +41,7 @@ Plan AssemblePlan(const Graph& graph, const MemoryModel& model, std::vector<OpId
   plan.summary = Summarize(model, MaxLiveBytes(intervals), LayoutHeight(intervals, offsets),
                            graph.num_ops(), seconds);
   plan.order = std::move(order);
+  plan.steps = std::move(steps);
   return plan;
 }
 
@@ -51,8 +53,11 @@ std::string ValidatePlan(const Graph& graph, const Plan& plan) {
   Dependencies deps = BuildDependencies(graph);
   if (auto problem = CheckTopological(graph, deps, plan.order); !problem.empty())
     return "order: " + problem;
+  if (!plan.steps.empty())
+    if (auto problem = CheckSteps(graph, deps, plan.order, plan.steps); !problem.empty())
+      return "steps: " + problem;
   MemoryModel model = BuildMemoryModel(graph, plan.alignment);
-  auto lifetimes = ComputeLifetimes(graph, model, plan.order);
+  auto lifetimes = ComputeLifetimes(graph, model, plan.order, plan.steps);
 
   // Match buffers to planned storages by root tensor.
   std::vector<int> buffer_of(model.storages.size(), -1);

@@ -35,17 +35,22 @@ struct Plan {
   std::string graph;  // the graph's name
   Bytes alignment = kDefaultAlignment;
   std::vector<OpId> order;
+  // Multi-stream plans: the step of each entry of `order` (core/steps.h); empty for a
+  // single-stream plan, where order[k] runs alone at step k.
+  std::vector<Step> steps;
   std::vector<Buffer> buffers;  // one per planned storage, in model.planned order
   PlanSummary summary;
 };
 
 // Assembles a plan from an order and one offset per planned storage (model.planned order),
-// computing lifetimes and the summary. Does not validate.
+// computing lifetimes and the summary, with `steps` (empty: single stream) for a multi-stream
+// plan. Does not validate.
 Plan AssemblePlan(const Graph& graph, const MemoryModel& model, std::vector<OpId> order,
-                  std::span<const Bytes> offsets, double seconds);
+                  std::span<const Bytes> offsets, double seconds, std::vector<Step> steps = {});
 
 // Recomputes everything from the graph and returns the first violation, or empty when the
-// plan is valid: order is a topological permutation, one buffer per planned storage with the
+// plan is valid: order is a topological permutation, steps (when given) a valid assignment
+// (core/steps.h), one buffer per planned storage with the
 // right size and lifetime, aligned offsets, no overlap between buffers sharing a step, and a
 // summary that matches (seconds excepted).
 std::string ValidatePlan(const Graph& graph, const Plan& plan);

@@ -45,6 +45,7 @@ struct Reduction {
       : c(context), multi(multi_stream), r(std::move(reduced)) {}
   const Context& c;
   bool multi = false;
+  int max_concurrency = 0;  // multi-stream: the most nodes one step may run; 0 = unbounded
   Reduced r;
   std::vector<int> warm_pos;  // local op -> position in the warm start
   std::vector<int> alive;     // node ids
@@ -149,11 +150,14 @@ void Spans(Reduction& x) {
 void MultiStreamIncumbent(Reduction& x, const std::vector<OpId>& warm) {
   bool fits = true;
   int last = 0;
+  std::vector<int> load(U(x.num_steps) + U(x.c.n) + 1, 0);
   for (OpId op : warm) {
     const int v = x.c.local_of[U(op)];
     int s = x.num_steps >= x.c.n ? x.warm_pos[U(v)] : last;
     for (int p : x.r.nodes[U(v)].preds) s = std::max(s, x.inc_step[U(p)] + 1);
+    while (x.max_concurrency > 0 && load[U(s)] >= x.max_concurrency) ++s;
     if (s > x.alap[U(v)]) fits = false;
+    ++load[U(s)];
     x.inc_step[U(v)] = last = s;
   }
   if (!fits)
@@ -240,7 +244,8 @@ class ModelBuilder {
   }
 
   // Monotone in s; precedence (v has run by s only if each predecessor has run by s - 1);
-  // single stream, exactly s + 1 blocks have run by step s.
+  // multi-stream with a concurrency limit, at most K nodes run at step s (those that have run
+  // by s but not by s - 1); single stream, exactly s + 1 blocks have run by step s.
   void AddOrderRows() {
     for (int v : x_.alive)
       for (int s = x_.asap[U(v)]; s + 1 < x_.alap[U(v)]; ++s) {
@@ -258,6 +263,21 @@ class ModelBuilder {
           terms_ = {{R(v, s).col, 1.0}, {before.col, -1.0}};
           lp_.AddRow(terms_, -kInf, 0.0);
         }
+    if (x_.multi && x_.max_concurrency > 0)
+      for (int s = 0; s < x_.num_steps; ++s) {
+        terms_.clear();
+        double constant = 0.0;
+        for (int v : x_.alive) {
+          if (s < x_.asap[U(v)] || s > x_.alap[U(v)]) continue;
+          for (const auto& [r, sign] : {std::pair(R(v, s), 1.0), std::pair(R(v, s - 1), -1.0)}) {
+            if (r.IsConst())
+              constant += sign * r.constant;
+            else
+              terms_.emplace_back(r.col, sign);
+          }
+        }
+        if (!terms_.empty()) lp_.AddRow(terms_, -kInf, x_.max_concurrency - constant);
+      }
     if (x_.multi) return;
     for (int s = 0; s < x_.num_steps; ++s) {
       terms_.clear();
@@ -427,6 +447,7 @@ OrderIlpResult SolveOrderIlp(const Graph& graph, const MemoryModel& model, const
       if (c.local_of[U(op)] >= 0) warm.push_back(op);
   }
   Reduction x(c, multi, Contract(c, params.contract && !multi));
+  x.max_concurrency = params.max_concurrency;
   x.warm_pos = Positions(c, warm);
   result.warm_start_peak = PeakAtSteps(c, x.warm_pos, c.n);
 

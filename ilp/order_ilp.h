@@ -30,6 +30,9 @@ struct OrderIlpParams {
   // breaking are off, and the objective is the peak of concurrent steps.
   bool multi_stream = false;
   int multi_stream_steps = 0;  // steps in multi-stream mode; 0 = one per op
+  // Multi-stream: the most ops one step may run; 0 = unbounded (MODeL's). The warm start is
+  // packed within it, so with fewer steps than ops it must still fit.
+  int max_concurrency = 0;
   // Merge ops that cannot change the peak into a neighbour (exact; docs/ilp.md).
   bool contract = true;
   // Order interchangeable ops by id (exact; docs/ilp.md).

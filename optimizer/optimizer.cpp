@@ -21,6 +21,7 @@
 #include "layout/best.h"
 #include "layout/layout.h"
 #include "merge/merge.h"
+#include "optimizer/pack_steps.h"
 #include "optimizer/start.h"
 #include "partition/partition.h"
 
@@ -52,6 +53,7 @@ class Run {
         deadline_(params.time_limit, control.stop, control.now, control.started) {
     if (params.alignment < 1) throw InputError("planner.alignment must be positive");
     if (params.threads < 0) throw InputError("planner.threads must not be negative");
+    if (params.max_concurrency < 0) throw InputError("--max-concurrency must not be negative");
     if (params.partition.node_limit < 1)
       throw InputError("planner.partition.node_limit must be at least 1");
     const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -68,6 +70,7 @@ class Run {
         {"heuristic", start_.best_plan_order, start_.best_plan_layout, start_.best_plan.summary});
     result_.lower_bound = start_.forced.bound;
     result_.mode = params_.mode;
+    result_.streams = params_.streams;
     if (!start_.forced.exact)
       result_.notes.push_back(
           "the certified bound's search was cut short (work or time): the "
@@ -81,6 +84,15 @@ class Run {
     if (pipeline) {
       plan = std::move(*pipeline);
       FinalLayout(plan);
+      // ROAM mode plans one op per step and packs them into concurrent steps at its peak; so
+      // does model mode when MODeL-MS kept its warm start (one op per step), which packing
+      // only makes concurrent. Steps the ILP chose are its answer and stay.
+      if (Multi() && NumSteps(plan.order, plan.steps) == graph_.num_ops()) {
+        Report("pack steps", 0, 0);
+        plan.steps.clear();
+        plan = opt::PackSteps(graph_, model_, deps_, plan, params_.max_concurrency);
+        pipeline_order_ += " + packed steps";
+      }
       result_.pipeline = {std::string(ToString(params_.mode)), pipeline_order_, pipeline_layout_,
                           plan.summary};
     } else {
@@ -139,9 +151,11 @@ class Run {
     if (control_.progress) control_.progress({done, total, Elapsed(), stage});
   }
 
-  Plan PlanOf(std::vector<OpId> order, std::span<const Bytes> offsets) const {
-    return AssemblePlan(graph_, model_, std::move(order), offsets, Elapsed());
+  Plan PlanOf(std::vector<OpId> order, std::span<const Bytes> offsets,
+              std::vector<Step> steps = {}) const {
+    return AssemblePlan(graph_, model_, std::move(order), offsets, Elapsed(), std::move(steps));
   }
+  bool Multi() const { return params_.streams == Streams::kMulti; }
 
   std::optional<Plan> WholeGraphMode() {
     opt::WholeGraphParams p;
@@ -151,6 +165,9 @@ class Run {
     // MODeL's order ILP stops at the first incumbent that meets the certified bound, and is
     // not built at all when the warm start already does.
     p.order_lower_bound = start_.forced.bound;
+    // MODeL-MS: n steps, any number of independent ops in one (or at most max_concurrency).
+    p.order.multi_stream = Multi();
+    p.order.max_concurrency = params_.max_concurrency;
     Report("whole-graph ILP", 0, 1);
     std::optional<opt::WholeGraphResult> solved =
         opt::OptimizeWholeGraphOnTime(graph_, model_, Start().order, p, deadline_);
@@ -165,10 +182,11 @@ class Run {
     result_.layout_outcome = r.layout_part.outcome;
     result_.time_limit_hit = r.order_part.status == ilp::ModelStatus::kFeasibleTimeLimit ||
                              r.layout_part.status == ilp::ModelStatus::kFeasibleTimeLimit;
-    pipeline_order_ = "order ILP from " + Start().name;
+    pipeline_order_ =
+        std::string(Multi() ? "multi-stream " : "") + "order ILP from " + Start().name;
     pipeline_layout_ = "layout ILP";
     Report("whole-graph ILP", 1, 1);
-    return PlanOf(std::move(r.order), r.offsets);
+    return PlanOf(std::move(r.order), r.offsets, std::move(r.steps));
   }
 
   // The search engine on every planned storage under the plan's order, warm-started from its
@@ -183,7 +201,8 @@ class Run {
     Report("whole-graph layout", 0, 0);
     const double limit = std::min(params_.final_layout.time_limit, Remaining());
     if (limit <= 0.01) return;
-    const auto intervals = PlannedIntervals(model_, ComputeLifetimes(graph_, model_, plan.order));
+    const auto intervals =
+        PlannedIntervals(model_, ComputeLifetimes(graph_, model_, plan.order, plan.steps));
     std::vector<Bytes> offsets;
     for (const Buffer& b : plan.buffers) offsets.push_back(b.offset);
     layout::BestLayout best(intervals, params_.alignment);
@@ -198,7 +217,7 @@ class Run {
     if (best.height() >= start) return;
     pipeline_layout_ += " + whole-graph search";
     result_.layout_outcome = OutcomeOf(r.status, r.height, start);
-    plan = PlanOf(std::move(plan.order), best.offsets());
+    plan = PlanOf(std::move(plan.order), best.offsets(), std::move(plan.steps));
   }
 
   // The lowest-peak tree over the weight-update placements tried before the deadline; none

@@ -45,8 +45,11 @@ struct LeafCounts {
 struct OptimizeResult {
   Plan plan;  // passed ValidatePlan
   OptimizeMode mode = OptimizeMode::kRoam;
-  Bytes lower_bound = 0;  // the certified bound (core/lower_bound.h)
-  double gap = 0.0;       // (plan theoretical peak - lower_bound) / theoretical peak
+  Streams streams = Streams::kSingle;  // multi: plan and baselines carry steps
+  // The certified bound (core/lower_bound.h); valid for multi-stream plans too, since
+  // serializing steps never raises the peak.
+  Bytes lower_bound = 0;
+  double gap = 0.0;  // (plan theoretical peak - lower_bound) / theoretical peak
   Outcome order_outcome = Outcome::kHeuristic;
   Outcome layout_outcome = Outcome::kHeuristic;
   // The pipeline's own plan before the never-worse comparison, and whether the best baseline
@@ -65,7 +68,7 @@ struct OptimizeResult {
 
 // Stages, in the order a run reports them: "baselines", "lower bound", "partition",
 // "leaf orders", "leaf layouts", "merge", "whole-graph ILP" (model mode), "whole-graph layout",
-// "validate".
+// "pack steps" (multi-stream roam mode), "validate".
 struct Progress {
   int leaves_done = 0, leaves_total = 0;
   double elapsed = 0.0;

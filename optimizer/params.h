@@ -24,6 +24,19 @@ inline bool ParseOptimizeMode(std::string_view text, OptimizeMode* mode) {
   return true;
 }
 
+// The scenario a plan is made for (docs/optimizer.md, "Multi-stream"): one op at a time, or
+// several independent ops per step on concurrent streams (MODeL's only scenario; ROAM's
+// figure 11c). Multi-stream plans carry steps (docs/formats.md, "Steps").
+enum class Streams : std::uint8_t { kSingle, kMulti };
+inline std::string_view ToString(Streams streams) {
+  return streams == Streams::kMulti ? "multi" : "single";
+}
+inline bool ParseStreams(std::string_view text, Streams* streams) {
+  if (text != "single" && text != "multi") return false;
+  *streams = text == "multi" ? Streams::kMulti : Streams::kSingle;
+  return true;
+}
+
 // The order ILP on each leaf (ilp/order_ilp.h).
 struct LeafOrderParams {
   bool enabled = true;
@@ -83,6 +96,9 @@ struct FinalLayoutParams {
 
 struct OptimizerParams {
   OptimizeMode mode = OptimizeMode::kRoam;
+  Streams streams = Streams::kSingle;
+  // Multi-stream: the most ops one step may run; 0 = unbounded, as in MODeL.
+  int max_concurrency = 0;
   int threads = 0;                      // worker threads for leaf solves; 0 = all cores
   double time_limit = 600.0;            // seconds for the whole run; 0 = no limit
   Bytes alignment = kDefaultAlignment;  // bytes; sizes and offsets are rounded to it

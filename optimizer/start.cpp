@@ -6,6 +6,7 @@
 #include "baseline/best.h"
 #include "baseline/layouts.h"
 #include "baseline/orders.h"
+#include "core/steps.h"
 #include "core/types.h"
 #include "partition/partition.h"
 
@@ -35,21 +36,32 @@ class Starter {
       peak = std::max(peak, profile[s]);
     }
     // The first plan is made whatever the deadline: it is what an interrupt returns.
-    if (layouts)
-      best_.Offer(graph_, model_, name, order, PlannedIntervals(model_, lifetimes),
-                  deadline_.Elapsed(), [&] { return deadline_.Expired(); });
+    // Multi-stream: the order run with as-soon-as-possible steps, as a framework with several
+    // streams would run it.
+    if (layouts) {
+      const SteppedOrder run = Stepped(order);
+      const auto intervals = PlannedIntervals(
+          model_,
+          run.steps.empty() ? lifetimes : ComputeLifetimes(graph_, model_, run.order, run.steps));
+      best_.Offer(
+          graph_, model_, name, run.order, intervals, deadline_.Elapsed(),
+          [&] { return deadline_.Expired(); }, run.steps);
+    }
     out_.candidates.push_back({std::move(name), std::move(order), peak});
   }
 
   StartingPoint Run(const Dependencies& deps, const std::function<void(const char*)>& report) {
     if (report) report("baselines");
+    deps_ = &deps;
     const std::vector<OpId>& program = graph_.program_order;
     {
-      const auto intervals = PlannedIntervals(model_, ComputeLifetimes(graph_, model_, program));
-      out_.pytorch =
-          AssemblePlan(graph_, model_, program,
-                       PlaceBuffers("pytorch", intervals, params_.alignment), deadline_.Elapsed())
-              .summary;
+      const SteppedOrder run = Stepped(program);
+      const auto intervals =
+          PlannedIntervals(model_, ComputeLifetimes(graph_, model_, run.order, run.steps));
+      out_.pytorch = AssemblePlan(graph_, model_, run.order,
+                                  PlaceBuffers("pytorch", intervals, params_.alignment),
+                                  deadline_.Elapsed(), run.steps)
+                         .summary;
     }
     Add("program", program, true);
     for (const char* name : kGreedyOrders) {
@@ -92,7 +104,14 @@ class Starter {
   }
 
  private:
+  // The order as the scenario runs it: alone per step, or with ASAP steps.
+  SteppedOrder Stepped(const std::vector<OpId>& order) const {
+    if (params_.streams == Streams::kSingle) return {order, {}};
+    return AsapSteps(graph_, *deps_, order, params_.max_concurrency);
+  }
+
   const Graph& graph_;
+  const Dependencies* deps_ = nullptr;
   const MemoryModel& model_;
   const OptimizerParams& params_;
   const Deadline& deadline_;

@@ -28,6 +28,10 @@ struct NamedOrder {
   Bytes peak = 0;  // theoretical
 };
 
+// Multi-stream (params.streams): the baseline plans run each order with as-soon-as-possible
+// steps (core/steps.h, AsapSteps); the candidates stay single-stream orders, since the
+// pipeline packs steps only at the end (optimizer/pack_steps.h), and the bound is the
+// single-stream one, valid for steps too (serializing steps never raises the peak).
 struct StartingPoint {
   PlanSummary pytorch;  // program order + caching allocator
   Plan best_plan;       // the best baseline plan: lowest actual peak, then theoretical

@@ -30,6 +30,15 @@ PartReport Report(const IlpResult& r, Bytes value, Bytes warm_start) {
   return part;
 }
 
+// The ILP's steps renumbered without its empty steps (which hold nothing an adjacent step
+// does not): plans' steps skip none.
+std::vector<Step> DenseSteps(const std::vector<Step>& steps) {
+  std::vector<Step> dense;
+  for (size_t k = 0; k < steps.size(); ++k)
+    dense.push_back(k == 0 ? 0 : dense.back() + (steps[k] != steps[k - 1] ? 1 : 0));
+  return dense;
+}
+
 }  // namespace
 
 WholeGraphResult OptimizeWholeGraph(const Graph& graph, const MemoryModel& model,
@@ -57,14 +66,22 @@ WholeGraphResult OptimizeWholeGraph(const Graph& graph, const MemoryModel& model
     ilp::OrderIlpResult order =
         ilp::SolveOrderIlp(graph, model, deps, WholeGraph(graph, model), warm_order, order_params);
     result.order = order.order;
-    result.order_part = Report(order, order.peak, order.warm_start_peak);
-    if (order.peak <= params.order_lower_bound) {
+    result.steps = DenseSteps(order.steps);
+    // Multi-stream: the value is the peak of the steps (the serialized order's may be lower).
+    const Bytes peak = order_params.multi_stream
+                           ? TheoreticalPeak(graph, model, result.order, result.steps)
+                           : order.peak;
+    result.order_part = Report(order, peak, order.warm_start_peak);
+    if (peak <= params.order_lower_bound) {
       result.order_part.outcome = Outcome::kOptimal;  // the bound is the proof
       result.order_part.status = ilp::ModelStatus::kOptimal;
     }
   }
 
-  const auto intervals = PlannedIntervals(model, ComputeLifetimes(graph, model, result.order));
+  if (order_params.multi_stream && result.steps.empty())
+    for (size_t k = 0; k < result.order.size(); ++k) result.steps.push_back(static_cast<Step>(k));
+  const auto intervals =
+      PlannedIntervals(model, ComputeLifetimes(graph, model, result.order, result.steps));
   ilp::LayoutIlpParams layout_params = params.layout;
   layout_params.solve.time_limit_s = std::max(0.0, params.time_limit_s - SecondsSince(started));
   ilp::LayoutIlpResult layout = ilp::SolveLayoutIlp(intervals, model.alignment, layout_params);

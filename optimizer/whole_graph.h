@@ -44,6 +44,9 @@ struct PartReport {
 
 struct WholeGraphResult {
   std::vector<OpId> order;
+  // Multi-stream (params.order.multi_stream, MODeL-MS): the step of each entry of `order`,
+  // dense from 0 (core/steps.h); the layout is on the step lifetimes. Empty otherwise.
+  std::vector<Step> steps;
   std::vector<Bytes> offsets;  // model.planned order
   PartReport order_part, layout_part;
 };

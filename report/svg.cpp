@@ -109,7 +109,7 @@ double TextWidth(std::string_view text, double font_size) {
 
 std::string LayoutSvg(const Graph& graph, const Plan& plan, const LayoutPlotParams& params,
                       LayoutPlotStats* stats) {
-  const int steps = std::max<int>(1, static_cast<int>(plan.order.size()));
+  const int steps = std::max<int>(1, NumSteps(plan.order, plan.steps));
   const Bytes top =
       std::max({plan.summary.actual_peak, params.theoretical_peak, params.lower_bound, Bytes{1}});
   const Scale y =

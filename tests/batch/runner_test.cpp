@@ -81,6 +81,31 @@ TEST(RunTest, MemoryOverTimePeaksAtTheTotalTheoreticalPeak) {
             plans.plan.summary.persistent_bytes + plans.plan.summary.theoretical_peak);
 }
 
+// planner.streams=multi: the baselines run with as-soon-as-possible steps, every plan carries
+// steps, and memory over time counts steps.
+TEST(RunTest, MultiStreamRunsHaveSteppedBaselinesAndPlans) {
+  for (Mode mode : {Mode::kHeuristic, Mode::kRoam}) {
+    RunPlans plans;
+    const RunSpec spec = BatchSpecs({DataPath("diamond.graph.json")},
+                                    {"planner.streams=multi", "planner.alignment=1"}, mode)
+                             .front();
+    RunRecord r = ExecuteRun(spec, &plans);
+    ASSERT_TRUE(r.ok) << r.error;
+    // a and c have no inputs but the weight: both run at step 0.
+    EXPECT_EQ(plans.pytorch.steps, (std::vector<Step>{0, 0, 1, 2}));
+    EXPECT_EQ(r.pytorch.theoretical_peak, 100 + 200 + 300);  // a, b and c's outputs at step 1
+    for (const Plan* p : {&plans.pytorch, &plans.heuristic, &plans.plan}) {
+      EXPECT_EQ(ValidatePlan(plans.graph, *p), "");
+      EXPECT_EQ(p->steps.size(), p->order.size());
+      EXPECT_EQ(MemoryOverTime(plans.graph, *p).size(), size_t(p->steps.back() + 1));
+    }
+    if (mode == Mode::kRoam) {
+      // c after b: at most b's, c's and d's outputs (a's dead), so b and c share no step.
+      EXPECT_EQ(r.result.theoretical_peak, 200 + 300 + 10);
+    }
+  }
+}
+
 TEST(RunTest, BatchNamesAreFileStemsMadeUniqueWhenTheyClash) {
   std::vector<RunSpec> s = BatchSpecs({"a/x.yaml", "b/x.yaml", "c/y.graph.json"}, {}, Mode::kModel);
   EXPECT_NE(s[0].name, s[1].name);

@@ -167,6 +167,16 @@ TEST(PlanFormat, GoldenFileRoundTripsAndValidates) {
   EXPECT_EQ(PlanToJson(g, plan), text);
 }
 
+// A multi-stream plan (docs/formats.md, "Steps"): two independent ops share step 0.
+TEST(PlanFormat, MultiStreamGoldenFileRoundTripsAndValidates) {
+  Graph g = LoadGraph(testing::DataPath("diamond.graph.json"));
+  std::string text = ReadFile(testing::DataPath("diamond.multi.plan.json"));
+  Plan plan = ParsePlan(text, "diamond.multi.plan.json", g);
+  EXPECT_EQ(plan.steps, (std::vector<Step>{0, 0, 1, 2}));
+  EXPECT_EQ(ValidatePlan(g, plan), "");
+  EXPECT_EQ(PlanToJson(g, plan), text);
+}
+
 TEST(PlanFormat, RejectsUnknownOpsAndTensors) {
   Graph g = LoadGraph(testing::DataPath("tiny.graph.json"));
   EXPECT_THROW(ParsePlan(R"({"format":"roam-plan-v1","alignment":512,"order":[99],

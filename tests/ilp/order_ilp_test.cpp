@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <random>
 
@@ -217,6 +218,66 @@ TEST(OrderIlp, MultiStreamWithFewStepsRunsOpsConcurrently) {
     EXPECT_LE(r.peak, r.objective);
     for (Step s : r.steps) EXPECT_LT(s, steps);
   }
+}
+
+// MODeL-MS with a concurrency limit against every step assignment within the steps and limit.
+TEST(OrderIlp, MultiStreamConcurrencyLimitMatchesBruteForce) {
+  std::mt19937_64 rng(37);
+  int checked = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    RandomGraphOptions options;
+    options.ops = 4 + trial % 3;
+    Graph graph = RandomGraph(rng, options);
+    MemoryModel model = BuildMemoryModel(graph, 1);
+    Dependencies deps = BuildDependencies(graph);
+    Subgraph whole = WholeGraph(graph, model);
+    const int n = graph.num_ops(), steps = n - 1, limit = 1 + trial % 2;
+    // Brute force: each op (in program order) at a step after its predecessors', at most
+    // `limit` ops per step.
+    Bytes best = std::numeric_limits<Bytes>::max();
+    std::vector<Step> step(size_t(n), -1);
+    std::vector<int> load(size_t(steps), 0);
+    std::function<void(int)> go = [&](int k) {
+      if (k == n) {
+        std::vector<OpId> ops(graph.program_order);
+        std::vector<Step> at;
+        for (OpId op : ops) at.push_back(step[size_t(op)]);
+        best = std::min(best, MultiStreamPeak(graph, model, whole, ops, at, steps));
+        return;
+      }
+      const OpId op = graph.program_order[size_t(k)];
+      Step lo = 0;
+      for (OpId p : deps.Preds(op)) lo = std::max(lo, step[size_t(p)] + 1);
+      for (Step s = lo; s < steps; ++s) {
+        if (load[size_t(s)] >= limit) continue;
+        ++load[size_t(s)];
+        step[size_t(op)] = s;
+        go(k + 1);
+        --load[size_t(s)];
+      }
+      step[size_t(op)] = -1;
+    };
+    go(0);
+    if (best == std::numeric_limits<Bytes>::max()) continue;  // infeasible within the limit
+    OrderIlpParams params;
+    params.multi_stream = true;
+    params.multi_stream_steps = steps;
+    params.max_concurrency = limit;
+    OrderIlpResult r;
+    try {
+      r = SolveOrderIlp(graph, model, deps, whole, {}, params);
+    } catch (const std::invalid_argument&) {
+      continue;  // fewer steps than the longest chain
+    }
+    ++checked;
+    ASSERT_EQ(CheckTopological(graph, deps, r.order), "");
+    std::vector<int> per_step(size_t(steps), 0);
+    for (Step s : r.steps) EXPECT_LE(++per_step[size_t(s)], limit) << "trial " << trial;
+    EXPECT_EQ(r.status, ModelStatus::kOptimal) << "trial " << trial;
+    EXPECT_EQ(r.objective, MultiStreamPeak(graph, model, whole, r.order, r.steps, steps));
+    EXPECT_EQ(r.objective, best) << "trial " << trial;
+  }
+  EXPECT_GT(checked, 8);
 }
 
 TEST(OrderIlp, ATimeLimitedSolveReturnsAValidIncumbent) {

@@ -30,7 +30,10 @@ PLAN_COMMANDS += [["evaluate", "--order", "heuristic", "--layout", "best-fit",
                    "--alignment", "64"],
                   ["optimize", "--mode", "model", "--time-limit", "2"],
                   ["optimize", "--time-limit", "10"],
-                  ["optimize", "--node-limit", "8", "--no-bound-shortcut", "--time-limit", "10"]]
+                  ["optimize", "--node-limit", "8", "--no-bound-shortcut", "--time-limit", "10"],
+                  # Multi-stream plans (steps): run one op at a time in step order.
+                  ["optimize", "--streams", "multi", "--time-limit", "10"],
+                  ["optimize", "--mode", "model", "--streams", "multi", "--time-limit", "2"]]
 
 STEPS = 2
 
@@ -125,6 +128,22 @@ class PlansRunAndMatchEager:
                 self.assertGreater(st.ops_out, 0)
         # The matrix must exercise orders other than the program's.
         self.assertGreater(len(orders), 2)
+
+    def test_multi_stream_plans_share_steps_and_bad_steps_are_refused(self):
+        command = ["optimize", "--streams", "multi", "--time-limit", "10"]
+        plan = load(self.model.plans[PLAN_COMMANDS.index(command)])
+        steps = plan["steps"]
+        self.assertEqual(len(steps), len(plan["order"]))
+        self.assertLess(steps[-1] + 1, len(steps), "some ops must share a step")
+        placed = plan_io.check_plan(self.model.graph, plan, "multi.json")
+        self.assertEqual(len(placed), len(plan["buffers"]))
+        for bad, words in (([0] * len(steps), "not after op"),
+                           ([0] + [s + 2 for s in steps[1:]], "steps[1]")):
+            wrong = copy.deepcopy(plan)
+            wrong["steps"] = bad
+            with self.assertRaises(plan_io.BadInput) as e:
+                plan_io.check_plan(self.model.graph, wrong, "multi.json")
+            self.assertIn(words, str(e.exception))
 
     def test_the_steps_change_the_state_so_the_comparison_can_fail(self):
         r = self.run_plan(self.model.plans[0])

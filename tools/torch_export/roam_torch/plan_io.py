@@ -111,6 +111,35 @@ def planned_roots(graph):
     return roots
 
 
+def check_steps(graph, plan, where, pos):
+    """A multi-stream plan's steps (docs/formats.md, "Steps"): one per order entry, from 0,
+    never decreasing and skipping none, each op after its inputs' steps. The runner executes
+    the order as it is, one op at a time: the steps are sorted, and the ops of one step are
+    independent with all their tensors resident together, so any order within a step runs the
+    same numbers in the same arena."""
+    steps = plan.get("steps")
+    if steps is None:
+        return
+    order = plan["order"]
+    if not isinstance(steps, list) or len(steps) != len(order):
+        raise BadInput(f"{where}: field \"steps\" must be a list with one step per order entry")
+    for k, st in enumerate(steps):
+        lo, hi = (0, 0) if k == 0 else (steps[k - 1], steps[k - 1] + 1)
+        if not _integer(st) or not lo <= st <= hi:
+            raise BadInput(f"{where}: steps[{k}] is {st!r}, must be {lo} or {hi}: steps start "
+                           "at 0, never decrease along the order and skip none")
+    step_of = {op: steps[i] for op, i in pos.items()}
+    for t in graph["tensors"]:
+        p = t.get("producer")
+        if p is None:
+            continue
+        for c in t.get("consumers", []):
+            if c != p and step_of[c] <= step_of[p]:
+                raise BadInput(f"{where}: field \"steps\" runs op {c} at step {step_of[c]}, "
+                               f"not after op {p} (step {step_of[p]}), which makes its input "
+                               f"tensor {t['id']}")
+
+
 def check_plan(graph, plan, plan_path):
     """What running the plan needs, checked even when `roam validate` is skipped: the order is
     a topological permutation of the graph's ops, and every planned storage has one buffer at
@@ -139,6 +168,7 @@ def check_plan(graph, plan, plan_path):
         if base is not None and base != p and pos[p] < pos[base]:
             raise BadInput(f"{where}: field \"order\" runs op {p} before op {base}, which "
                            f"makes the base of its output tensor {t['id']}")
+    check_steps(graph, plan, where, pos)
     alignment = plan.get("alignment", 1)
     if not _integer(alignment) or alignment <= 0:
         raise BadInput(f"{where}: field \"alignment\" is {alignment!r}, must be a positive "
