@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "batch/batch.h"
-#include "core/deadline.h"
 #include "config/config.h"
+#include "core/deadline.h"
 #include "core/io.h"
 #include "report/svg.h"
 

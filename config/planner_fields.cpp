@@ -2,16 +2,92 @@
 // (optimizer/params.h) field by field, in its order and nesting. Seconds are `*_s` keys.
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "config/field_makers.h"
 #include "core/bytes.h"
+#include "layout/layout.h"
 
 namespace roam::config {
 
 using namespace detail;  // NOLINT(build/namespaces): the makers
 
+// layout::SearchParams's switches (docs/layout.md) under prefix, through get(p), a reference
+// to the SearchParams they set.
+template <typename Get>
+std::vector<Field> SearchFields(const std::string& prefix, Get get) {
+  std::vector<Field> fields;
+  auto flag = [&](const char* name, const char* doc, bool layout::SearchParams::*member) {
+    fields.push_back(Flag(
+        prefix + name, doc, [ get, member ](auto& p) -> auto& { return get(p).*member; }));
+  };
+  auto integer = [&](const char* name, std::int64_t min, std::int64_t max, const char* doc,
+                     auto member) {
+    fields.push_back(Int(
+        prefix + name, min, max, doc,
+        [ get, member ](auto& p) -> auto& { return get(p).*member; }));
+  };
+  using S = layout::SearchParams;
+  flag("static_decomposition", "solve time-disjoint groups independently",
+       &S::static_decomposition);
+  flag("dynamic_decomposition", "the same after every placement", &S::dynamic_decomposition);
+  flag("canonical", "only canonical placements", &S::canonical);
+  flag("dominance", "skip dominated candidates", &S::dominance);
+  flag("section_inference", "backtrack when a section cannot fit its buffers",
+       &S::section_inference);
+  flag("monotonic_floor", "canonical placements raise every section's floor", &S::monotonic_floor);
+  flag("unallocated_floor", "space below a section's lowest reachable offset is lost",
+       &S::unallocated_floor);
+  integer("unallocated_floor_max_buffers", 0, kMaxInt, "... in groups of at most this many buffers",
+          &S::unallocated_floor_max_buffers);
+  flag("multiple_preorders", "round-robin over the preorders", &S::multiple_preorders);
+  flag("minimalloc_preorders", "MiniMalloc's preorders by duration instead of roam's",
+       &S::minimalloc_preorders);
+  flag("capacity_search", "minimise the height by bisection over capacities", &S::capacity_search);
+  integer("unanswered_bisections", 0, kMaxInt, "bisection probes cut short before a round stops",
+          &S::unanswered_bisections);
+  flag("bottom_left", "branch on the lowest section", &S::bottom_left);
+  integer("bottom_left_max_buffers", 0, kMaxInt, "... in groups of at most this many buffers",
+          &S::bottom_left_max_buffers);
+  flag("portfolio", "the candidate branching joins the round-robin", &S::portfolio);
+  flag("portfolio_first", "... opening each round after the first", &S::portfolio_first);
+  flag("fewest_candidates", "branch on the section with the fewest candidates",
+       &S::fewest_candidates);
+  flag("backjumping", "conflict-directed backjumping", &S::backjumping);
+  flag("conflict_ordering", "buffers blamed least are tried first", &S::conflict_ordering);
+  flag("failure_cache", "remember failed states", &S::failure_cache);
+  integer("failure_cache_entries", 0, kMaxBytes, "most states remembered per call",
+          &S::failure_cache_entries);
+  flag("identical_buffers", "interchangeable buffers tried once", &S::identical_buffers);
+  integer("random_preorders", 0, kMaxInt, "shuffled preorders added to the round-robin",
+          &S::random_preorders);
+  integer("initial_node_limit", 1, kMaxBytes, "nodes per preorder in the first round",
+          &S::initial_node_limit);
+  return fields;
+}
+
+// Inserts more after the last field whose key starts with prefix, so that a section's fields
+// stay together (the printed tree opens each section once).
+void InsertAfter(std::vector<Field>& fields, const std::string& prefix, std::vector<Field> more) {
+  auto last = fields.end();
+  for (auto it = fields.begin(); it != fields.end(); ++it)
+    if (it->key.rfind(prefix, 0) == 0) last = it;
+  if (last == fields.end()) throw std::logic_error("no field under " + prefix);
+  fields.insert(last + 1, std::make_move_iterator(more.begin()),
+                std::make_move_iterator(more.end()));
+}
+
+std::vector<Field>* MakePlannerFields();
+
 const std::vector<Field>& PlannerFields() {
-  static const auto* fields = new std::vector<Field>{
+  static const std::vector<Field>* fields = MakePlannerFields();
+  return *fields;
+}
+
+std::vector<Field>* MakePlannerFields() {
+  auto* fields = new std::vector<Field>{
       Choice(
           "planner.mode",
           std::vector<std::pair<OptimizeMode, std::string_view>>{{OptimizeMode::kRoam, "roam"},
@@ -109,9 +185,6 @@ const std::vector<Field>& PlannerFields() {
           "planner.leaf_layout.max_storages", 0, kMaxInt,
           "leaves owning more storages keep the greedy layout",
           [](auto& p) -> auto& { return p.planner.leaf_layout.max_storages; }),
-      Flag(
-          "planner.leaf_layout.bottom_left", "the search's bottom-left branching for leaves",
-          [](auto& p) -> auto& { return p.planner.leaf_layout.bottom_left; }),
       Int(
           "planner.leaf_layout.max_nodes", 0, kMaxBytes,
           "search nodes for one leaf's layout; 0 = only the time limit",
@@ -123,9 +196,6 @@ const std::vector<Field>& PlannerFields() {
       Number(
           "planner.final_layout.time_limit_s", 0.0, kInf, "seconds for it: an outer cap",
           [](auto& p) -> auto& { return p.planner.final_layout.time_limit; }),
-      Flag(
-          "planner.final_layout.bottom_left", "the search's bottom-left branching in that pass",
-          [](auto& p) -> auto& { return p.planner.final_layout.bottom_left; }),
       Int(
           "planner.final_layout.max_nodes", 0, kMaxBytes,
           "search nodes for it; 0 = only the time limit",
@@ -152,7 +222,15 @@ const std::vector<Field>& PlannerFields() {
           "model mode: share of the run for the order ILP, the layout ILP gets the rest",
           [](auto& p) -> auto& { return p.planner.order_share; }),
   };
-  return *fields;
+  InsertAfter(*fields, "planner.leaf_layout.",
+              SearchFields(
+                  "planner.leaf_layout.search.",
+                  [](auto& p) -> auto& { return p.planner.leaf_layout.search; }));
+  InsertAfter(*fields, "planner.final_layout.",
+              SearchFields(
+                  "planner.final_layout.search.",
+                  [](auto& p) -> auto& { return p.planner.final_layout.search; }));
+  return fields;
 }
 
 const std::vector<std::pair<std::string, std::string>>& MovedPlannerKeys() {
@@ -166,6 +244,8 @@ const std::vector<std::pair<std::string, std::string>>& MovedPlannerKeys() {
       {"planner.leaf_order.time_limit", "planner.leaf_order.time_limit_s"},
       {"planner.leaf_layout.time_limit", "planner.leaf_layout.time_limit_s"},
       {"planner.final_layout.time_limit", "planner.final_layout.time_limit_s"},
+      {"planner.leaf_layout.bottom_left", "planner.leaf_layout.search.bottom_left"},
+      {"planner.final_layout.bottom_left", "planner.final_layout.search.bottom_left"},
   };
   return *moved;
 }

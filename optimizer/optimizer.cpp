@@ -212,7 +212,7 @@ class Run {
     p.time_limit_s = limit;
     p.max_nodes = params_.final_layout.max_nodes;
     p.stop = control_.stop;
-    p.search.bottom_left = params_.final_layout.bottom_left;
+    p.search = params_.final_layout.search;
     const layout::LayoutResult r = best.Search(p);
     if (best.height() >= start) return;
     pipeline_layout_ += " + whole-graph search";
@@ -503,7 +503,7 @@ class Run {
       p.time_limit_s = limit;
       p.max_nodes = params_.leaf_layout.max_nodes;
       p.stop = control_.stop;
-      p.search.bottom_left = params_.leaf_layout.bottom_left;
+      p.search = params_.leaf_layout.search;
       layout::LayoutResult r =
           layout::SolveLayout(local, params_.alignment, p, std::span<const Bytes>(greedy));
       slot.outcome = OutcomeOf(r.status, r.height, LayoutHeight(local, greedy));

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/types.h"
+#include "layout/layout.h"
 #include "merge/merge.h"
 #include "partition/partition.h"
 
@@ -61,6 +62,13 @@ enum class LayoutEngine : std::uint8_t {
   kIlp,     // ilp/: GLPK's big-M layout ILP
 };
 
+// The layout search's defaults without its bottom-left branching (see below).
+inline layout::SearchParams WithoutBottomLeft() {
+  layout::SearchParams search;
+  search.bottom_left = false;
+  return search;
+}
+
 struct LeafLayoutParams {
   bool enabled = true;
   LayoutEngine engine = LayoutEngine::kSearch;
@@ -71,11 +79,11 @@ struct LeafLayoutParams {
   // Leaves owning more storages than this keep the greedy layout (the ILP has a binary per
   // pair of time-overlapping buffers; the search is cheap per leaf at this size).
   int max_storages = 200;
-  // The search's bottom-left branching (layout/layout.h, SearchParams::bottom_left) for leaf
-  // layouts. Off: on leaves, whose activations are pinned and whose sections have slack, it
-  // only slowed the search down (GPT-2 XL at batch 32: 15.7 s against 2.1 s end to end, the
-  // same plan; perf/RESULTS.md, "Optimizer"). It pays on tight packings, not here.
-  bool bottom_left = false;
+  // The search's switches (layout/layout.h) for leaf layouts. Its bottom-left branching is
+  // off: on leaves, whose activations are pinned and whose sections have slack, it only slowed
+  // the search down (GPT-2 XL at batch 32: 15.7 s against 2.1 s end to end, the same plan;
+  // perf/RESULTS.md, "Optimizer"). It pays on tight packings, not here.
+  layout::SearchParams search = WithoutBottomLeft();
 };
 
 // One last layout of all planned storages under the final order, by the search engine, warm
@@ -88,10 +96,10 @@ struct FinalLayoutParams {
   // Nodes the pass may spend (0: no bound but the time limit): the bound that decides, so that
   // the same input gives the same plan on any machine; the time limit is an outer cap.
   std::int64_t max_nodes = 20'000;
-  // The search's bottom-left branching in this pass. Off: every preset's whole-graph layout
-  // reached max-live without it, and with it the pass took 1 s instead of 0.07 s on ViT-B/16
-  // at batch 1 (perf/RESULTS.md, "Optimizer").
-  bool bottom_left = false;
+  // The search's switches in this pass. Its bottom-left branching is off: every preset's
+  // whole-graph layout reached max-live without it, and with it the pass took 1 s instead of
+  // 0.07 s on ViT-B/16 at batch 1 (perf/RESULTS.md, "Optimizer").
+  layout::SearchParams search = WithoutBottomLeft();
 };
 
 struct OptimizerParams {

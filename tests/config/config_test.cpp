@@ -46,8 +46,8 @@ planner:
   bound_shortcut: false
   partition: {node_limit: 100, alpha: 3, delay_radius: 0.5, update_placement: at-end}
   leaf_order: {enabled: false, time_limit_s: 2.5}
-  leaf_layout: {time_limit_s: 1.5, max_storages: 9, bottom_left: true}
-  final_layout: {bottom_left: true}
+  leaf_layout: {time_limit_s: 1.5, max_storages: 9, search: {bottom_left: true, random_preorders: 0}}
+  final_layout: {search: {bottom_left: true, backjumping: false, initial_node_limit: 500}}
 )",
                                  "c.yaml");
   EXPECT_EQ(c.model.n_layer, 2);
@@ -70,8 +70,12 @@ planner:
   EXPECT_TRUE(c.planner.leaf_layout.enabled);
   EXPECT_DOUBLE_EQ(c.planner.leaf_layout.time_limit, 1.5);
   EXPECT_EQ(c.planner.leaf_layout.max_storages, 9);
-  EXPECT_TRUE(c.planner.leaf_layout.bottom_left);
-  EXPECT_TRUE(c.planner.final_layout.bottom_left);
+  EXPECT_TRUE(c.planner.leaf_layout.search.bottom_left);
+  EXPECT_EQ(c.planner.leaf_layout.search.random_preorders, 0);
+  EXPECT_TRUE(c.planner.leaf_layout.search.backjumping);  // untouched: the default
+  EXPECT_TRUE(c.planner.final_layout.search.bottom_left);
+  EXPECT_FALSE(c.planner.final_layout.search.backjumping);
+  EXPECT_EQ(c.planner.final_layout.search.initial_node_limit, 500);
 }
 
 // The merge's and the order ILP's switches and model mode's share, reachable from a config.
@@ -267,6 +271,9 @@ TEST(ConfigRejects, FlatRematKeysHaveMoved) {
   ExpectMentions(
       ErrorOf("model: {family: gpt2}", {"remat.layout_search_time_limit_s=2"}),
       {"remat.layout_search_time_limit_s", "has moved to remat.fit.search_time_limit_s"});
+  ExpectMentions(
+      ErrorOf("model: {family: gpt2}\nplanner: {leaf_layout: {bottom_left: true}}"),
+      {"planner.leaf_layout.bottom_left", "has moved to planner.leaf_layout.search.bottom_left"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {blocks_dp_max_crossing: 0.5}"),
                  {"has moved to remat.blocks_dp.max_crossing"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {witness_in_best: false}"),
