@@ -293,7 +293,9 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
                    double cost_bound) {
   const auto started = std::chrono::steady_clock::now();
   MethodResult result = warm;
-  if (result.peak <= budget && result.recompute_cost <= cost_bound) return result;
+  // A plan that meets the compute lower bound is optimal: nothing is left to search for.
+  auto proven = [&] { return MeetsCostBound(result, budget, cost_bound); };
+  if (proven()) return result;
   const Values v = BuildValues(graph, start, params);
   if (time_limit_s > 0)
     if (auto rounded = RoundRelaxation(graph, v, budget, params, time_limit_s / 4);
@@ -309,21 +311,19 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   // solves it fast with the recomputations of all stages but a window fixed. Windows of
   // ilp.window_stages stages, overlapping by half, sweep the base order until a sweep gains
   // nothing, after ilp.window_sweeps sweeps, or (an outer cap) when half the time is spent.
-  auto elapsed = [&] { return SecondsSince(started); };
-  // A plan that meets the compute lower bound is optimal: nothing is left to search for.
-  auto proven = [&] { return result.peak <= budget && result.recompute_cost <= cost_bound; };
   const int window = std::max(2, params.ilp.window_stages);
   int sweeps = 0;
-  for (bool gained = incumbent.has_value();
-       gained && sweeps < params.ilp.window_sweeps && elapsed() < time_limit_s / 2 && !proven();
+  for (bool gained = incumbent.has_value(); gained && sweeps < params.ilp.window_sweeps &&
+                                            SecondsSince(started) < time_limit_s / 2 && !proven();
        ++sweeps) {
     gained = false;
-    for (int from = 0; from < v.n && elapsed() < time_limit_s / 2 && !proven();
+    for (int from = 0; from < v.n && SecondsSince(started) < time_limit_s / 2 && !proven();
          from += window / 2) {
       Built sub = BuildProblem(v, static_cast<double>(budget), params.ilp.max_computations, false,
                                &*incumbent, from, from + window - 1);
       ilp::SolveParams lp;
-      lp.time_limit_s = std::min(time_limit_s / 2 - elapsed(), params.ilp.window_time_limit_s);
+      lp.time_limit_s =
+          std::min(time_limit_s / 2 - SecondsSince(started), params.ilp.window_time_limit_s);
       lp.max_nodes = params.ilp.window_max_nodes;
       lp.max_lp_iterations = params.ilp.max_lp_iterations;
       ilp::SolveResult w = sub.problem.Solve(lp, std::span<const double>(*incumbent));

@@ -48,6 +48,12 @@ struct MethodResult {
   std::string solver;      // the exact method's solver call: "ok" or "error: ..."; else empty
 };
 
+// Whether r fits budget at a recompute cost no schedule within it goes below (cost_bound, from
+// the compute lower bound): then it is optimal, and no search can improve on it.
+inline bool MeetsCostBound(const MethodResult& r, Bytes budget, double cost_bound) {
+  return r.peak <= budget && r.recompute_cost <= cost_bound;
+}
+
 // How the greedy evaluates a schedule: incrementally (GreedyState, what runs), or with a full
 // Rewrite and memory model per eviction (the reference the tests hold the former to: both
 // make the same choices).

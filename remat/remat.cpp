@@ -85,10 +85,6 @@ struct Shared {
   double cost_bound = -std::numeric_limits<double>::infinity();
 };
 
-bool Proven(const MethodResult& r, Bytes target, const Shared& shared) {
-  return r.peak <= target && r.recompute_cost <= shared.cost_bound;
-}
-
 // One call of the methods at a target: what they read besides the context.
 struct Call {
   const Context& ctx;
@@ -194,7 +190,8 @@ MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
   }
   if (!best) throw InputError("a remat preset needs at least one builder");
   for (const std::string& name : preset.improve) {
-    if (Proven(*best, target, c.shared) || c.ctx.deadline.Expired()) break;
+    if (detail::MeetsCostBound(*best, target, c.shared.cost_bound) || c.ctx.deadline.Expired())
+      break;
     c.time_left = TimeLeft(c.ctx);
     *best = Find(name).improve(c, *best, target);
   }
