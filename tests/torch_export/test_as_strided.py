@@ -47,8 +47,9 @@ def plan():
 class AbsoluteStorageOffset(unittest.TestCase):
     def test_pattern_runs_like_eager(self):
         planned, model, eager, eager_opt, x, y = plan()
-        self.assertIn(torch.ops.aten.as_strided.default,
-                      [n.target for n in planned.export.op_nodes])
+        if support.ON_1_13:  # PyTorch 2's CopySlices copies through a view instead
+            self.assertIn(torch.ops.aten.as_strided.default,
+                          [n.target for n in planned.export.op_nodes])
         for k in range(2):
             torch.manual_seed(k)
             loss = planned.step(x, y)
@@ -61,6 +62,7 @@ class AbsoluteStorageOffset(unittest.TestCase):
             for a, b in zip(model.parameters(), eager.parameters()):
                 self.assertTrue(torch.equal(a, b))
 
+    @unittest.skipUnless(support.ON_1_13, "PyTorch 2's CopySlices makes no as_strided")
     def test_without_the_mapping_the_runner_is_blamed(self):
         planned, _, _, _, x, y = plan()
         with mock.patch.dict(ar.ABSOLUTE_OFFSET_OPS, clear=True):

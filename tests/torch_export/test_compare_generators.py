@@ -34,6 +34,8 @@ COST_TOLERANCE = 0.001  # relative
 
 @unittest.skipUnless(os.path.exists(os.path.join(CONFIGS, "gpt2-small.yaml")),
                      "configs/ (the C++ generator's presets) is not in this tree yet")
+@unittest.skipUnless(s.ON_1_13, "the C++ generator's op tables are PyTorch 1.13's dispatch "
+                     "sequence (2.x has view for _reshape_alias, lerp_ in Adam)")
 class GeneratorMatchesTrace(unittest.TestCase):
     def compare_config(self, preset, **model_overrides):
         d = s.temp_dir(self)

@@ -5,6 +5,7 @@ used from outside the repository."""
 import os
 import re
 import shutil
+import sys
 import subprocess
 import tempfile
 import textwrap
@@ -36,7 +37,7 @@ class Install(unittest.TestCase):
                             os.path.join(src, "roam_torch"),
                             ignore=shutil.ignore_patterns("__pycache__"))
             target = os.path.join(d, "target")
-            r = subprocess.run(["/usr/bin/python3", "-m", "pip", "install", *options,
+            r = subprocess.run([sys.executable, "-m", "pip", "install", *options,
                                 "--target", target, src], capture_output=True, text=True,
                                cwd=d)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
@@ -64,7 +65,7 @@ class Install(unittest.TestCase):
                 print("ok", planned.memory()["arena_bytes"])
             """)
             env = {**os.environ, "PYTHONPATH": target, "ROAM_BINARY": support.roam_binary()}
-            r = subprocess.run(["/usr/bin/python3", "-c", script], capture_output=True,
+            r = subprocess.run([sys.executable, "-c", script], capture_output=True,
                                text=True, cwd=d, env=env)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             lines = r.stdout.splitlines()

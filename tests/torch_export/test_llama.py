@@ -54,6 +54,8 @@ def device_ops(path):
             if ops[i]["name"] != "aten.detach"]
 
 
+@unittest.skipUnless(s.ON_1_13, "the C++ generator's op tables are PyTorch 1.13's dispatch "
+                     "sequence (2.x has view for _reshape_alias, lerp_ in Adam)")
 class LlamaGeneratorMatchesTrace(unittest.TestCase):
     def test_llama_tiny_bf16_mixed_is_the_traced_step_op_for_op(self):
         self.check_against_trace(write_config(self, "llama-tiny.yaml"), casts=40)

@@ -192,10 +192,12 @@ class PlannedTrainingStep(unittest.TestCase):
 class VersionCheck(unittest.TestCase):
     def test_supported_and_unsupported_versions(self):
         self.assertEqual(compat.check_torch_version("1.13.0a0"), (1, 13))
-        self.assertEqual(compat.check_torch_version(torch.__version__), (1, 13))
+        self.assertEqual(compat.check_torch_version("2.1.0+cu121"), (2, 1))
+        self.assertEqual(compat.check_torch_version("2.11.0+cu130"), (2, 11))
+        self.assertEqual(compat.check_torch_version(torch.__version__), compat.torch_release())
         with self.assertRaisesRegex(compat.UnsupportedTorch,
-                                    r"PyTorch 2\.1\.0\+cu121 is not supported yet.*1\.13"):
-            compat.check_torch_version("2.1.0+cu121")
+                                    r"PyTorch 2\.0\.1 is not supported.*1\.13 or 2\.1"):
+            compat.check_torch_version("2.0.1")
         with self.assertRaisesRegex(compat.UnsupportedTorch, "1.12.1 is not supported"):
             compat.check_torch_version("1.12.1")
 
@@ -203,15 +205,15 @@ class VersionCheck(unittest.TestCase):
         import contextlib
         import export
         err = io.StringIO()
-        with mock.patch.object(torch, "__version__", "2.1.0"), contextlib.redirect_stderr(err):
+        with mock.patch.object(torch, "__version__", "2.0.0"), contextlib.redirect_stderr(err):
             status = export.main(["--model", "resnet18", "-o", os.devnull])
         self.assertEqual(status, 2)
-        self.assertIn("export.py: error: PyTorch 2.1.0 is not supported yet", err.getvalue())
+        self.assertIn("export.py: error: PyTorch 2.0.0 is not supported", err.getvalue())
 
     def test_api_refuses_an_unsupported_torch(self):
         model = ConvAttention()
-        with mock.patch.object(torch, "__version__", "2.3.1"):
-            with self.assertRaisesRegex(roam_torch.UnsupportedTorch, "2.3.1 is not supported"):
+        with mock.patch.object(torch, "__version__", "2.0.1"):
+            with self.assertRaisesRegex(roam_torch.UnsupportedTorch, "2.0.1 is not supported"):
                 roam_torch.plan_training_step(model, torch.optim.Adam(model.parameters()),
                                               focal_loss, *batch(torch.Generator()))
 

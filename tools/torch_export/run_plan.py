@@ -34,6 +34,11 @@ def parse_args(argv):
     p.add_argument("--check-eager", action="store_true",
                    help="also run eager PyTorch and compare loss, parameters, buffers and "
                         "optimizer state (exit 1 naming the first tensor that differs)")
+    p.add_argument("--no-cudnn", action="store_true",
+                   help="run eager and the plan with cuDNN off (torch.backends.cudnn.enabled = "
+                        "False), so both run ATen's own CUDA kernels: with cuDNN, eager's batch "
+                        "norm is cudnn_batch_norm where the trace has native_batch_norm, and "
+                        "cuDNN picks convolution algorithms (TF32 among them) per call")
     p.add_argument("--seed", type=int, default=0, help="seed of the model, batch and state")
     p.add_argument("--rtol", type=float, help="relative tolerance (default: 0 on cpu, i.e. "
                    "bit-identical; 1e-4 on cuda)")
@@ -116,6 +121,9 @@ def main(argv=None):
     from roam_torch import arena, planned
     from roam_torch.trace import TraceError
 
+    if args.no_cudnn:
+        import torch
+        torch.backends.cudnn.enabled = False
     try:
         planned.check_device(args.device)
         graph = load_json(args.graph, "GRAPH", "roam-graph-v1")

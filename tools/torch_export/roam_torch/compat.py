@@ -1,16 +1,18 @@
 """Which PyTorch this package can trace with.
 
-The tracer (trace.py) drives make_fx's private machinery of PyTorch 1.13 (PythonKeyTracer,
-ProxyTorchDispatchMode, dispatch_trace, wrap_key, FakeTensorMode's constructor, the
-OpOverload.decompose hook); PyTorch 2.x renamed or reshaped all of them, and fails deep inside
-the tracer with an AttributeError. This check fails first, with the reason.
+The tracer (fx_trace.py) has two ways in: on PyTorch 1.13 it drives make_fx's private
+machinery (PythonKeyTracer, ProxyTorchDispatchMode, dispatch_trace, wrap_key), which PyTorch 2
+renamed or reshaped; from 2.1 on it calls the public make_fx, which 2.0 did not yet let trace
+over the caller's fake tensors. Other releases fail deep inside the tracer with an
+AttributeError, so this check fails first, with the reason.
 """
 
 import re
 
 import torch
 
-SUPPORTED = ((1, 13),)  # (major, minor) releases the tracer is written against
+OLDEST_2X = (2, 1)  # the first 2.x release whose make_fx the 2.x path is written against
+SUPPORTED_TEXT = "1.13 or 2.1 and later"
 
 
 class UnsupportedTorch(RuntimeError):
@@ -27,17 +29,24 @@ def torch_release(version=None):
 
 
 def check_torch_version(version=None):
-    """Raises UnsupportedTorch naming the version unless the tracer supports it."""
+    """Raises UnsupportedTorch naming the version unless the tracer supports it; returns the
+    (major, minor) release."""
     version = torch.__version__ if version is None else str(version)
     release = torch_release(version)
-    if release in SUPPORTED:
+    if release == (1, 13) or (release[0] == 2 and release >= OLDEST_2X):
         return release
-    supported = ", ".join(f"{a}.{b}" for a, b in SUPPORTED)
-    if release[0] >= 2:
+    if release[0] == 2:
         raise UnsupportedTorch(
-            f"PyTorch {version} is not supported yet: roam_torch traces training steps with "
-            f"the make_fx internals of PyTorch {supported} (Debian 12's python3-torch), which "
-            "PyTorch 2 changed; the torch.export/AOTAutograd path is not written yet. Use "
-            f"PyTorch {supported}.")
+            f"PyTorch {version} is not supported: roam_torch traces training steps with "
+            f"make_fx over fake tensors, which PyTorch 2.0 cannot do for a caller's fake mode; "
+            f"use PyTorch {SUPPORTED_TEXT}")
     raise UnsupportedTorch(f"PyTorch {version} is not supported: roam_torch needs PyTorch "
-                           f"{supported}")
+                           f"{SUPPORTED_TEXT}")
+
+
+def meta_to_fake(fake_mode, t, device):
+    """A fake tensor of fake_mode standing for meta tensor t on device."""
+    converter = fake_mode.fake_tensor_converter
+    if hasattr(converter, "from_meta_and_device"):  # 2.x
+        return converter.from_meta_and_device(fake_mode, t, device)
+    return converter(fake_mode, t, device)  # 1.13

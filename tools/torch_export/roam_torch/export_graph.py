@@ -51,8 +51,14 @@ class ExportReport:
 _KIND_OF_PHASE = {"forward": "activation", "backward": "gradient", "optimizer": "temporary"}
 
 
+def _storage(t):
+    # 2.x deprecates TypedStorage (t.storage()) and warns on every call; 1.13's
+    # untyped_storage, where present, is the same storage.
+    return t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+
+
 def _storage_key(t):
-    return StorageWeakRef(t.storage()).cdata
+    return StorageWeakRef(_storage(t)).cdata
 
 
 def _tensor_nodes(args, kwargs):
@@ -94,7 +100,7 @@ class _Builder:
         key = _storage_key(val)
         if size is None:
             size = val.numel() * val.element_size() if alias_of is not None else \
-                val.storage().nbytes()
+                _storage(val).nbytes()
         self.tensors.append({"id": tid, "size": int(size), "producer": producer,
                              "consumers": [], "alias_of": alias_of, "output": False,
                              "kind": kind})

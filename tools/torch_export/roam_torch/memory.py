@@ -16,7 +16,8 @@ def peak_outside(fn):
                  record_shapes=False, with_stack=False) as prof:
         result = fn()
     events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
-    events.sort(key=lambda e: e.start_us())  # stable: events of one microsecond keep their order
+    # Stable: events of one timestamp keep their order. 2.x counts in ns, 1.13 in us.
+    events.sort(key=lambda e: e.start_ns() if hasattr(e, "start_ns") else e.start_us())
     current = peak = 0
     for e in events:
         current += e.nbytes()

@@ -16,6 +16,8 @@ import subprocess
 
 import torch
 
+from . import compat
+
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scratch_allocator.cpp")
 _LIB = None
 _WHY = None
@@ -39,14 +41,19 @@ def _build():
     if not os.path.isfile(out):
         os.makedirs(_cache_dir(), exist_ok=True)
         tmp = f"{out}.{os.getpid()}.tmp"
+        major, minor = compat.torch_release()
         cmd = ["g++", "-O2", "-std=c++17", "-shared", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
-               "-I", include, _SOURCE, "-o", tmp, "-L", lib, "-lc10", f"-Wl,-rpath,{lib}"]
+               f"-DROAM_TORCH_RELEASE={major * 100 + minor}", "-I", include, _SOURCE, "-o",
+               tmp, "-L", lib, "-lc10", f"-Wl,-rpath,{lib}"]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True)
         except OSError as e:
             raise OSError(f"cannot run g++: {e.strerror}") from None
         if r.returncode != 0:
-            raise OSError(f"g++ failed on {_SOURCE}: {r.stderr.strip().splitlines()[-1:]}")
+            lines = r.stderr.strip().splitlines()
+            first_error = next((line for line in lines if "error" in line),
+                               lines[-1] if lines else "")
+            raise OSError(f"g++ failed on {_SOURCE}: {first_error}")
         os.replace(tmp, out)  # atomic: concurrent builders write the same file
     return out
 

@@ -15,9 +15,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <unordered_map>
+
+// PyTorch 2.3 made c10::Allocator::allocate non-const and added the pure virtual copy_data
+// (for clone()); scratch.py passes the release as ROAM_TORCH_RELEASE (major * 100 + minor).
+#if ROAM_TORCH_RELEASE >= 203
+#define ROAM_ALLOCATE_CONST
+#else
+#define ROAM_ALLOCATE_CONST const
+#endif
 
 namespace {
 
@@ -79,7 +88,7 @@ void Delete(void* ptr) {
 
 class ScratchAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(std::size_t n) const override {
+  c10::DataPtr allocate(std::size_t n) ROAM_ALLOCATE_CONST override {
     State& s = S();
     {
       std::lock_guard<std::mutex> lock(s.mu);
@@ -114,6 +123,12 @@ class ScratchAllocator final : public c10::Allocator {
   }
 
   c10::DeleterFnPtr raw_deleter() const override { return &Delete; }
+
+#if ROAM_TORCH_RELEASE >= 203
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    std::memcpy(dest, src, count);
+  }
+#endif
 };
 
 ScratchAllocator g_allocator;

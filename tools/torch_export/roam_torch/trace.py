@@ -18,12 +18,10 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
-import torch.utils._pytree as pytree
 from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.fx.experimental import proxy_tensor
 from torch.overrides import TorchFunctionMode
 
-from . import patches, progress
+from . import compat, fx_trace, patches
 from .gpt2 import GPT2
 from .llama import Llama
 from .spec import StepSpec, UsageError
@@ -69,8 +67,28 @@ def build_model(spec: StepSpec) -> nn.Module:
     else:
         raise UsageError(f"unknown model family {spec.family!r}")
     # bf16-master: the model itself in bfloat16; its float32 masters are optimizer state.
-    model = model.to(torch.bfloat16 if spec.precision == "bf16-master" else spec.torch_dtype)
+    model = _cast_floating(model, torch.bfloat16 if spec.precision == "bf16-master"
+                           else spec.torch_dtype)
     model.train()
+    return model
+
+
+def _cast_floating(model, dtype):
+    """model.to(dtype) without Module._apply, which on PyTorch 2 swaps fake parameters in place
+    (torch.utils.swap_tensors) and fails on the weak references fake tensors carry. Like
+    Module.to, casts floating-point parameters and buffers only; tied parameters stay tied."""
+    memo = {}
+    for module in model.modules():
+        for table, make in ((module._parameters,
+                             lambda p: nn.Parameter(p.detach().to(dtype),
+                                                    requires_grad=p.requires_grad)),
+                            (module._buffers, lambda b: b.to(dtype))):
+            for name, t in list(table.items()):
+                if t is None or not t.is_floating_point() or t.dtype == dtype:
+                    continue
+                if id(t) not in memo:
+                    memo[id(t)] = (t, make(t))  # t kept alive: its id stays its own
+                table[name] = memo[id(t)][1]
     return model
 
 
@@ -249,37 +267,6 @@ def training_step(spec: StepSpec, inputs: StepInputs, flat, set_phase=lambda pha
 # ---------------------------------------------------------------------------------------------
 # Tracing
 
-class _PhaseTracer(proxy_tensor.PythonKeyTracer):
-    """Tags every node with the phase of the step that created it, and with roam_host when
-    it was created inside host-only bookkeeping (see _profiler_on_host)."""
-
-    def __init__(self):
-        super().__init__()
-        self.phase = "forward"
-        self.host_depth = 0
-        self.explicit_pending = False  # the next aten.detach node is one Python asked for
-        self.progress = progress.Counter("fx nodes traced")
-
-    def create_node(self, *args, **kwargs):
-        node = super().create_node(*args, **kwargs)
-        self.progress.tick()
-        node.meta["roam_phase"] = self.phase
-        if self.host_depth:
-            node.meta["roam_host"] = True
-        if self.explicit_pending and node.target is torch.ops.aten.detach.default:
-            node.meta["roam_explicit"] = True
-            self.explicit_pending = False
-        return node
-
-    @contextlib.contextmanager
-    def on_host(self):
-        self.host_depth += 1
-        try:
-            yield
-        finally:
-            self.host_depth -= 1
-
-
 class _TorchFunctionHooks(TorchFunctionMode):
     """The Python-level hooks of a trace, in one mode (each mode costs a Python call on every
     torch function): dropout in its CUDA form, and tags on explicit detach calls.
@@ -291,20 +278,20 @@ class _TorchFunctionHooks(TorchFunctionMode):
     step), so export_graph drops the untagged ones.
     """
 
-    def __init__(self, tracer, cuda_dropout):
+    def __init__(self, state, cuda_dropout):
         super().__init__()
-        self.tracer = tracer
+        self.state = state
         self.cuda_dropout = cuda_dropout
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func is torch.Tensor.detach or func is torch.detach:
             # Eager dispatches one aten.detach for the call; the trace may add artifacts.
-            self.tracer.explicit_pending = True
+            self.state.explicit_pending = True
             try:
                 return func(*args, **kwargs)
             finally:
-                self.tracer.explicit_pending = False
+                self.state.explicit_pending = False
         if self.cuda_dropout:
             out = patches.native_dropout_for(func, args, kwargs)
             if out is not None:
@@ -313,7 +300,7 @@ class _TorchFunctionHooks(TorchFunctionMode):
 
 
 @contextlib.contextmanager
-def _profiler_on_host(tracer):
+def _profiler_on_host(state):
     """Marks the ops of torch.autograd.profiler.record_function as host ops.
 
     torch.optim wraps every step() in record_function, which allocates a CPU handle tensor
@@ -322,17 +309,31 @@ def _profiler_on_host(tracer):
     profiler = torch.autograd.profiler
     original = profiler.record_function
 
+    if compat.torch_release() >= (2, 0):
+        # 2.x's handle is a ScriptObject, which the proxy mode cannot carry between the enter
+        # and exit ops; the bookkeeping is host-only and left out of the graph either way.
+        class HostRecordFunction(contextlib.nullcontext):
+            def __init__(self, *args, **kwargs):
+                super().__init__()
+
+        profiler.record_function = HostRecordFunction
+        try:
+            yield
+        finally:
+            profiler.record_function = original
+        return
+
     class HostRecordFunction(original):
         def __init__(self, *args, **kwargs):
-            with tracer.on_host():
+            with state.on_host():
                 super().__init__(*args, **kwargs)
 
         def __enter__(self):
-            with tracer.on_host():
+            with state.on_host():
                 return super().__enter__()
 
         def __exit__(self, *exc):
-            with tracer.on_host():
+            with state.on_host():
                 return super().__exit__(*exc)
 
     profiler.record_function = HostRecordFunction
@@ -340,18 +341,6 @@ def _profiler_on_host(tracer):
         yield
     finally:
         profiler.record_function = original
-
-
-class _StrictProxyMode(proxy_tensor.ProxyTorchDispatchMode):
-    """make_fx's proxy mode, except that an op on a tensor the tracer does not know is an
-    error: the stock mode returns NotImplemented and the op silently vanishes from the graph."""
-
-    def inner_torch_dispatch(self, func, types, args=(), kwargs=None):
-        out = super().inner_torch_dispatch(func, types, args, kwargs)
-        if out is NotImplemented:
-            raise RuntimeError(f"{func} received a tensor that is not an input of the traced "
-                               "step (created outside the trace?)")
-        return out
 
 
 @dataclass
@@ -370,33 +359,26 @@ def trace_module_step(spec: StepSpec, inputs: StepInputs, fake_mode,
     eager_granularity=False leaves make_fx's decompositions in place (tests show the pitfall).
     """
     patches.register_missing_meta_kernels()
-    tracer = _PhaseTracer()
-    mode = _StrictProxyMode(tracer)
+    state = fx_trace.TraceState()
 
     def set_phase(phase):
-        tracer.phase = phase
+        state.phase = phase
 
     def step(*flat):
         return training_step(spec, inputs, list(flat), set_phase)
 
-    flat = inputs.tensors
-    fn = proxy_tensor.fake_signature(step, len(flat))
-    placeholders = tuple(fx.PH for _ in flat)
     kept = set()
     granularity = patches.keep_eager_granularity(kept) if eager_granularity else \
         contextlib.nullcontext()
-    hooks = _TorchFunctionHooks(tracer, cuda_dropout=spec.dropout_form == "cuda")
+    hooks = _TorchFunctionHooks(state, cuda_dropout=spec.dropout_form == "cuda")
     try:
-        with proxy_tensor.decompose({}), granularity, fake_mode, \
-                mode.sym_mode, mode, proxy_tensor.disable_autocast_cache(), hooks, \
-                _profiler_on_host(tracer):
-            gm = proxy_tensor.dispatch_trace(proxy_tensor.wrap_key(fn, flat, tracer),
-                                             tracer=tracer, concrete_args=placeholders)
+        gm = fx_trace.trace(step, inputs.tensors, state, fake_mode,
+                            (granularity, hooks, _profiler_on_host(state)))
     except (RuntimeError, ValueError, AssertionError, NotImplementedError, TypeError) as e:
-        raise TraceError(f"{type(e).__name__} in the {tracer.phase} pass: {e}",
-                         tracer.phase) from e
+        raise TraceError(f"{type(e).__name__} in the {state.phase} pass: {e}",
+                         state.phase) from e
     finally:
-        tracer.progress.close()
+        state.progress.close()
     return TracedStep(spec=spec, gm=gm, names=inputs.names, kinds=inputs.kinds,
                       kept_whole=kept)
 
@@ -429,7 +411,7 @@ def _parameters_on_meta():
 
 def _meta_to_fake(model, fake_mode):
     """Replaces meta parameters and buffers by fake ones (tied parameters stay tied)."""
-    convert = fake_mode.fake_tensor_converter
+    convert = compat.meta_to_fake
     cpu = torch.device("cpu")
     memo = {}
     for module in model.modules():

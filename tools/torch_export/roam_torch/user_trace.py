@@ -27,10 +27,9 @@ import torch
 import torch.nn as nn
 import torch.utils._pytree as pytree
 from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.fx.experimental import proxy_tensor
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import patches
+from . import fx_trace, patches
 from . import trace as tr
 
 
@@ -258,30 +257,25 @@ def trace_user_step(model, optimizer, loss_fn, inputs, targets, name="user-step"
         return loss
 
     patches.register_missing_meta_kernels()
-    tracer = tr._PhaseTracer()
-    mode = tr._StrictProxyMode(tracer)
+    trace_state = fx_trace.TraceState()
 
     def set_phase(phase):
-        tracer.phase = phase
+        trace_state.phase = phase
 
-    fn = proxy_tensor.fake_signature(step, len(flat_fake))
     kept = set()
     # CPU dropout is traced in its CPU form: the planned run must draw what eager draws.
-    hooks = tr._TorchFunctionHooks(tracer, cuda_dropout=False)
+    hooks = tr._TorchFunctionHooks(trace_state, cuda_dropout=False)
     try:
-        with proxy_tensor.decompose({}), patches.keep_eager_granularity(kept), fake_mode, \
-                mode.sym_mode, mode, proxy_tensor.disable_autocast_cache(), hooks, \
-                tr._profiler_on_host(tracer):
-            gm = proxy_tensor.dispatch_trace(
-                proxy_tensor.wrap_key(fn, flat_fake, tracer), tracer=tracer,
-                concrete_args=tuple(torch.fx.PH for _ in flat_fake))
+        gm = fx_trace.trace(step, flat_fake, trace_state, fake_mode,
+                            (patches.keep_eager_granularity(kept), hooks,
+                             tr._profiler_on_host(trace_state)))
     except UserStepError:
         raise
     except Exception as e:  # noqa: BLE001 (fake tensors raise plain Exception for gaps)
-        raise tr.TraceError(f"{type(e).__name__} in the {tracer.phase} pass: {e}",
-                            tracer.phase) from e
+        raise tr.TraceError(f"{type(e).__name__} in the {trace_state.phase} pass: {e}",
+                            trace_state.phase) from e
     finally:
-        tracer.progress.close()
+        trace_state.progress.close()
     traced = tr.TracedStep(spec=types.SimpleNamespace(name=name), gm=gm, names=names,
                            kinds=kinds, kept_whole=kept)
     assert len(flat_real) == len(flat_fake)
