@@ -100,9 +100,10 @@ MethodResult PickCheckpoint(std::span<const MethodResult> options, Bytes budget)
 // would not fit, drop the held value with the least estimated recompute cost per byte and per
 // step until its next use; recompute dropped inputs (recursively) where they are read. A
 // portfolio of scores and targets, checked by roam's memory model, the cheapest within budget
-// refined within time_limit_s. Status "feasible" or "infeasible" (then the lowest peak).
+// refined. Bounded by its work (params.lookahead); past deadline it returns the best so far,
+// fitting or not. Status "feasible" or "infeasible" (then the lowest peak).
 MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
-                       const RematParams& params, double time_limit_s);
+                       const RematParams& params, const Deadline& deadline);
 
 // MOCCASIN's retention intervals on the base order start, as a MILP solved by GLPK within
 // time_limit_s, warm-started from warm where warm fits the budget and has the MILP's shape.

@@ -305,8 +305,7 @@ struct Candidate {
 }  // namespace
 
 MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
-                       const RematParams& params, double time_limit_s) {
-  const auto started = std::chrono::steady_clock::now();
+                       const RematParams& params, const Deadline& deadline) {
   const Values v = BuildValues(graph, start, params);
   const std::vector<char> droppable = Droppable(v);
   const int max_computations = std::max(1, params.lookahead.max_computations_factor) * v.n;
@@ -334,6 +333,8 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
     std::optional<Candidate> lowest;
     std::vector<std::pair<int, int>> holds;
     for (int retry = 0, hints = 0; retry <= params.lookahead.target_retries;) {
+      // Past the plan's deadline, no further simulation: on 11k ops each costs tens of ms.
+      if (lowest && deadline.Expired()) return lowest;
       Simulation sim(v, droppable, protect, variant, max_computations, holds);
       if (!sim.Run()) return lowest;
       // A hint already held reruns the same simulation: its stuck point did not move.
@@ -383,20 +384,21 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
   // at their last read, so a schedule may fit the budget with a simulated peak above it).
   Variant best_variant;
   const auto b = static_cast<double>(budget);
+  std::vector<Variant> variants;
   for (bool firm : {false, true})
     for (double slack : params.lookahead.target_slacks)
-      for (double exponent : params.lookahead.exponents) {
-        if (SecondsSince(started) > time_limit_s && best.peak <= budget) break;
-        const Variant variant{exponent, b * (1 + slack), firm};
-        if (consider(attempt(variant))) best_variant = variant;
-      }
+      for (double exponent : params.lookahead.exponents)
+        variants.push_back(Variant{exponent, b * (1 + slack), firm});
+  for (const Variant& variant : variants) {
+    if (deadline.Expired()) break;  // the best so far, fitting or not
+    if (consider(attempt(variant))) best_variant = variant;
+  }
   if (best.peak > budget) return best;
 
   // Refinement: forbid dropping the op whose recomputations cost most, then the next, keeping
   // each protection that leaves a cheaper schedule within budget.
   std::vector<int> tried(U(v.n), 0);
-  for (int a = 0; a < params.lookahead.refine_attempts && SecondsSince(started) < time_limit_s;
-       ++a) {
+  for (int a = 0; a < params.lookahead.refine_attempts && !deadline.Expired(); ++a) {
     int pick = -1;
     double pick_cost = 0;
     for (int p = 0; p < v.n; ++p) {

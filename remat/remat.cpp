@@ -92,7 +92,7 @@ struct Call {
   // Where the greedy starts (empty: from the base schedule) and, on return, the schedule it
   // ended with, so that a lower target continues from it (the fit loop's retries).
   Schedule& greedy_state;
-  double time_left;  // seconds the exact method and the lookahead may still take
+  double time_left;  // seconds the exact method and the block passes may still take
   const Shared& shared;
   bool named;  // the method was named alone (not a preset's step)
 };
@@ -119,7 +119,7 @@ MethodResult BuildCheckpoint(Call& c, Bytes target) {
 }
 
 MethodResult BuildLookahead(Call& c, Bytes target) {
-  return detail::Lookahead(c.ctx.graph, c.ctx.start, target, c.params, std::max(0.0, c.time_left));
+  return detail::Lookahead(c.ctx.graph, c.ctx.start, target, c.params, c.ctx.deadline);
 }
 
 MethodResult ImproveByBlocks(Call& c, const MethodResult& incumbent, Bytes target) {

@@ -3,8 +3,10 @@
 // random layered graphs where the greedy stops.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -82,7 +84,7 @@ TEST(Lookahead, NeverBeatsBruteForceNorExceedsTheBudgetOnTinyGraphs) {
     const Bytes no_remat = NoRematPeak(g, params);
     for (Bytes budget : {no_remat, no_remat * 9 / 10, no_remat * 8 / 10, no_remat * 7 / 10}) {
       SCOPED_TRACE(g.name + " seed " + std::to_string(seed) + " budget " + std::to_string(budget));
-      const detail::MethodResult r = detail::Lookahead(g, base, budget, params, 10);
+      const detail::MethodResult r = detail::Lookahead(g, base, budget, params, Deadline(10));
       ASSERT_EQ(CheckSchedule(g, r.schedule), "");
       const detail::Evaluated e = detail::Evaluate(g, r.schedule, params);
       EXPECT_EQ(e.peak, r.peak);
@@ -135,10 +137,42 @@ TEST(Lookahead, IsDeterministic) {
   params.alignment = 1;
   const Bytes budget = NoRematPeak(g, params) * 85 / 100;
   const Schedule base = detail::BaseSchedule(g, params);
-  const detail::MethodResult a = detail::Lookahead(g, base, budget, params, 1e8);
-  const detail::MethodResult b = detail::Lookahead(g, base, budget, params, 1e8);
+  const detail::MethodResult a = detail::Lookahead(g, base, budget, params, Deadline());
+  const detail::MethodResult b = detail::Lookahead(g, base, budget, params, Deadline());
   EXPECT_EQ(a.schedule, b.schedule);
   EXPECT_EQ(a.peak, b.peak);
+}
+
+// Past the plan's deadline the lookahead stops at its next look at the clock, fitting or not
+// (random-layered-100 at 80%: none of its schedules fits): with the deadline passed before it
+// starts it looks once and returns a valid schedule, where its whole portfolio looks at the
+// clock dozens of times.
+TEST(Lookahead, StopsAtTheDeadlineEvenWhereNothingFitsYet) {
+  const Graph g = testing::RandomLayered({.nodes = 100}, 100);
+  RematParams params;
+  params.alignment = 1;
+  const Bytes budget = NoRematPeak(g, params) * 80 / 100;
+  const Schedule base = detail::BaseSchedule(g, params);
+  auto counting = [](std::shared_ptr<int> readings, bool expired) {
+    const Deadline::Clock::time_point start = Deadline::Clock::now();
+    return Deadline(
+        1, nullptr,
+        [readings, start, expired] {
+          ++*readings;
+          return expired ? start + std::chrono::hours(1) : start;
+        },
+        start);
+  };
+  auto full_readings = std::make_shared<int>(0), late_readings = std::make_shared<int>(0);
+  const detail::MethodResult full =
+      detail::Lookahead(g, base, budget, params, counting(full_readings, false));
+  const detail::MethodResult late =
+      detail::Lookahead(g, base, budget, params, counting(late_readings, true));
+  ASSERT_GT(full.peak, budget);
+  EXPECT_GT(*full_readings, 10);
+  EXPECT_LE(*late_readings, 3);
+  EXPECT_EQ(CheckSchedule(g, late.schedule, params.rule), "");
+  EXPECT_GE(late.peak, full.peak);
 }
 
 // The reason the method exists: on random layered graphs the greedy stops above the budget
