@@ -189,6 +189,21 @@ class PlannedTrainingStep(unittest.TestCase):
                 roam_torch.plan_training_step(model, opt, focal_loss, x, y)
 
 
+class Devices(unittest.TestCase):
+    def test_a_model_on_two_devices_or_on_another_device_is_refused(self):
+        model = ConvAttention()
+        model.head.to("meta")
+        with with_roam(), self.assertRaisesRegex(roam_torch.UserStepError,
+                                                 r"model: .* on 2 devices \(cpu, meta\)"):
+            roam_torch.plan_training_step(model, torch.optim.Adam(model.parameters()),
+                                          focal_loss, *batch(torch.Generator()))
+        model = ConvAttention().to("meta")
+        with with_roam(), self.assertRaisesRegex(roam_torch.UserStepError,
+                                                 "model: on meta; the API plans CPU steps"):
+            roam_torch.plan_training_step(model, torch.optim.Adam(model.parameters()),
+                                          focal_loss, *batch(torch.Generator()))
+
+
 class VersionCheck(unittest.TestCase):
     def test_supported_and_unsupported_versions(self):
         self.assertEqual(compat.check_torch_version("1.13.0a0"), (1, 13))

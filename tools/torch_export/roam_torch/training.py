@@ -264,10 +264,16 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
                                          and 0 < budget_ratio <= 1):
         raise UserStepError(f"budget_ratio: must be in (0, 1] or None, got {budget_ratio!r}")
     roam = find_roam_binary()
-    devices = {p.device.type for p in model.parameters()}
-    if devices - {"cpu"}:
-        raise UserStepError(f"model: on {sorted(devices)}; this PyTorch "
-                            f"({torch.__version__}) path plans CPU steps only")
+    devices = {p.device for p in model.parameters()} | {b.device for b in model.buffers()}
+    if len(devices) > 1:
+        raise UserStepError(f"model: its parameters and buffers are on {len(devices)} devices "
+                            f"({', '.join(sorted(map(str, devices)))}); a planned step runs on one")
+    device = next(iter(devices), torch.device("cpu"))
+    if device.type != "cpu":
+        # Measured on an H200 (docs/torch-export.md, "What is not done"): without each op's
+        # own allocations in the arena a CUDA step peaks above eager's.
+        raise UserStepError(f"model: on {device}; the API plans CPU steps (a plan runs on "
+                            "CUDA with run_plan.py --device cuda)")
 
     ut.init_adam_state(optimizer)
     first_step_eager = ut.missing_state(optimizer)
