@@ -203,6 +203,10 @@ const std::vector<Field>& RematFields() {
           "remat.fit.retries", 0, kMaxInt, "reruns at a lower target when the arena misses",
           [](auto& p) -> auto& { return p.remat.fit.retries; }),
       Number(
+          "remat.fit.retry_step", 0.0, 1.0,
+          "fraction of the arena's excess a retry lowers the target by",
+          [](auto& p) -> auto& { return p.remat.fit.retry_step; }),
+      Number(
           "remat.fit.search_time_limit_s", 0.0, kInf,
           "seconds of layout search per attempt (a cap)",
           [](auto& p) -> auto& { return p.remat.fit.search_time_limit_s; }),

@@ -357,7 +357,9 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
     if (measured <= budget || reached > target || ctx.deadline.Expired()) break;
     // Below the peak this schedule already reached: a schedule that met the old target with
     // room to spare would otherwise come back unchanged.
-    target = std::min(target, theoretical) - (actual - budget);
+    const auto step =
+        static_cast<Bytes>(params.fit.retry_step * static_cast<double>(actual - budget));
+    target = std::min(target, theoretical) - std::max<Bytes>(1, step);
   }
   if (best->measured > budget && is_best && !params.fit.fallback_base_orders.empty() &&
       budget >= ctx.peak_lower_bound && !ctx.deadline.Expired()) {
