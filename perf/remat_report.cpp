@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "core/io.h"
 #include "core/types.h"
 #include "gen/generate.h"
 #include "remat/remat.h"
@@ -193,6 +194,14 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--only" && i + 1 < argc) only = argv[++i];
     if (std::string(argv[i]) == "--nodes" && i + 1 < argc) only_nodes = std::atoi(argv[++i]);
   }
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--write-layered" && i + 1 < argc) {
+      for (int n : {40, 100, 250, 500, 1000})
+        WriteFileAtomically(
+            std::string(argv[i + 1]) + "/random-layered-" + std::to_string(n) + ".graph.json",
+            GraphToJson(testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n))));
+      return 0;
+    }
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--lowest") {
       Lowest();

@@ -32,6 +32,10 @@ struct OverheadBound {
   // The best solution the MILP found at cut (a witness, not a schedule): the ops it computes
   // again after the cut, ascending. Empty when none was found or none is needed.
   std::vector<OpId> redone;
+  // The single cut's bound alone, and the chain of cuts whose MILP proved more (empty when
+  // none did; docs/remat.md, "Several cuts on a chain").
+  double single_cut = 0;
+  std::vector<OpId> chain;
 };
 OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematParams& params = {});
 

@@ -149,6 +149,11 @@ struct OverheadBoundParams {
   // ResNet-50 at one third and GPT-2 XL at half, the most forced op gave the best bound of the
   // four most forced.
   int cuts = 1;
+  // The most cuts on one chain of the DAG (the most forced op, then the next most forced
+  // comparable with every one chosen) reasoned at together in one MILP, where recomputation
+  // forced at several cuts adds up (remat/chain_bound.cpp); its bound is taken where it beats
+  // the single cut's. 0 or 1: off.
+  int chain_cuts = 4;
   // Its work: GLPK's simplex iterations per LP and branch-and-bound nodes of the best cut's
   // MILP (0: no limit). Bounded by work, not seconds, the bound is the same on any machine;
   // out of work, GLPK's proven bound stands (the LP relaxation's once that is solved, 0
