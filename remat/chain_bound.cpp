@@ -162,6 +162,10 @@ CutBound BoundAtChain(const BoundInputs& in, std::span<const OpId> cuts, Bytes b
       problem.AddRow(row, -kInf, 0.0);
     }
 
+  if (work.chain_max_columns > 0 && m > 1 && problem.num_columns() > work.chain_max_columns) {
+    out.solver = "skipped: more columns than overhead_bound.chain_max_columns";
+    return out;
+  }
   ilp::SolveParams sp;
   sp.time_limit_s = time_limit_s;
   sp.max_lp_iterations = work.max_lp_iterations;
@@ -187,33 +191,47 @@ CutBound BoundAtChain(const BoundInputs& in, std::span<const OpId> cuts, Bytes b
   return out;
 }
 
-std::vector<OpId> ChooseChain(const Dependencies& deps, std::span<const OpId> candidates,
-                              int most) {
+std::vector<OpId> ChooseChain(const Dependencies& deps, std::span<const OpId> candidates, int most,
+                              int pool) {
+  if (most < 2 || candidates.empty()) return {};
+  // The pool: candidates comparable with every one taken before, most forced first.
   std::vector<OpId> chain;
-  std::vector<std::vector<char>> related;  // per chosen cut: its ancestors and descendants
+  std::vector<char> comparable(deps.pred_begin.size() - 1, 1);
   for (OpId c : candidates) {
-    if (static_cast<int>(chain.size()) >= most) break;
-    if (!std::all_of(related.begin(), related.end(), [&](const auto& r) { return r[U(c)]; }))
-      continue;
-    std::vector<char> r = ReachableOps(deps, c, /*forward=*/false);
+    if (static_cast<int>(chain.size()) >= std::max(most, pool)) break;
+    if (!comparable[U(c)]) continue;
+    const std::vector<char> up = ReachableOps(deps, c, /*forward=*/false);
     const std::vector<char> down = ReachableOps(deps, c, /*forward=*/true);
-    for (size_t o = 0; o < r.size(); ++o) r[o] = r[o] || down[o];
+    for (size_t o = 0; o < comparable.size(); ++o)
+      comparable[o] = static_cast<char>(comparable[o] && (up[o] || down[o]));
     chain.push_back(c);
-    related.push_back(std::move(r));
   }
   // Ancestors first: on a chain, an op's ancestors among the cuts are exactly those before it.
-  std::vector<int> ancestors(chain.size(), 0);
-  for (size_t a = 0; a < chain.size(); ++a) {
-    const std::vector<char> up = ReachableOps(deps, chain[a], /*forward=*/false);
-    for (OpId b : chain) ancestors[a] += b != chain[a] && up[U(b)];
+  std::vector<std::pair<int, OpId>> ranked;
+  for (OpId a : chain) {
+    const std::vector<char> up = ReachableOps(deps, a, /*forward=*/false);
+    int ancestors = 0;
+    for (OpId b : chain) ancestors += b != a && up[U(b)];
+    ranked.emplace_back(ancestors, a);
   }
-  std::vector<size_t> idx(chain.size());
-  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::sort(idx.begin(), idx.end(),
-            [&](size_t a, size_t b) { return ancestors[a] < ancestors[b]; });
-  std::vector<OpId> sorted;
-  for (size_t i : idx) sorted.push_back(chain[i]);
-  return sorted;
+  std::sort(ranked.begin(), ranked.end());
+  // Spread over the pool, the most forced op among them: the most forced ops sit next to each
+  // other (the turn), and cuts a step apart add little that one cut does not see.
+  const size_t n = ranked.size(), k = std::min(n, static_cast<size_t>(most));
+  if (k < 2) return {};
+  size_t top = 0;
+  while (ranked[top].second != chain.front()) ++top;
+  std::vector<size_t> picks;
+  for (size_t i = 0; i < k; ++i) picks.push_back(i * (n - 1) / (k - 1));
+  auto nearest = std::min_element(picks.begin(), picks.end(), [&](size_t a, size_t b) {
+    return (a > top ? a - top : top - a) < (b > top ? b - top : top - b);
+  });
+  *nearest = top;
+  std::sort(picks.begin(), picks.end());
+  picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
+  std::vector<OpId> cuts;
+  for (size_t i : picks) cuts.push_back(ranked[i].second);
+  return cuts;
 }
 
 }  // namespace roam::remat::detail

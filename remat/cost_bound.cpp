@@ -97,11 +97,12 @@ OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematPa
   }
   // The chain through the most forced op, its MILP with the work and time left; the single
   // cut's bound stays where the chain's (out of work) is lower.
-  const std::vector<OpId> chain =
-      detail::ChooseChain(deps, candidates, params.overhead_bound.chain_cuts);
+  const std::vector<OpId> chain = detail::ChooseChain(
+      deps, candidates, params.overhead_bound.chain_cuts, params.overhead_bound.chain_pool);
   if (chain.size() >= 2) {
-    const CutBound b = BoundAtChain(in, chain, budget, ilp::ColumnKind::kBinary,
-                                    params.overhead_bound, time_left());
+    OverheadBoundParams work = params.overhead_bound;
+    work.max_nodes = work.chain_max_nodes;
+    const CutBound b = BoundAtChain(in, chain, budget, ilp::ColumnKind::kBinary, work, time_left());
     if (b.infeasible) {
       out.infeasible = true;
       out.overhead = 0;

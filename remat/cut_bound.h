@@ -37,7 +37,9 @@ CutBound BoundAtChain(const BoundInputs& in, std::span<const OpId> cuts, Bytes b
                       ilp::ColumnKind kind, const OverheadBoundParams& work, double time_limit_s);
 
 // Up to `most` of `candidates` (most forced first) that lie on one chain of the DAG, the first
-// candidate always among them, in topological order (ancestors first).
-std::vector<OpId> ChooseChain(const Dependencies& deps, std::span<const OpId> candidates, int most);
+// candidate always among them, spread evenly over the first `pool` candidates that lie on
+// that chain, in topological order (ancestors first). Empty when fewer than two.
+std::vector<OpId> ChooseChain(const Dependencies& deps, std::span<const OpId> candidates, int most,
+                              int pool);
 
 }  // namespace roam::remat::detail
