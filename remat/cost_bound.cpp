@@ -9,6 +9,9 @@
 // that satisfies them with the live bytes within the budget costs no more than any schedule's
 // recomputation. Working memory after L, the order of copies and repeated copies are left out,
 // which is why it is a bound and not a plan.
+//
+// Then the same at a chain of cuts in one MILP (chain_bound.cpp, which builds both models), and
+// the higher of the two proven bounds is reported: each holds for every schedule.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
