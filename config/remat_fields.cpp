@@ -155,6 +155,22 @@ const std::vector<Field>& RematFields() {
           "remat.overhead_bound.cuts", 0, kMaxInt, "compute lower bound: most cuts; 0 = off",
           [](auto& p) -> auto& { return p.remat.overhead_bound.cuts; }),
       Int(
+          "remat.overhead_bound.chain_cuts", 0, kMaxInt,
+          "cuts on one chain in one MILP; 0 or 1 = off",
+          [](auto& p) -> auto& { return p.remat.overhead_bound.chain_cuts; }),
+      Int(
+          "remat.overhead_bound.chain_pool", 1, kMaxInt,
+          "candidates on the chain its cuts are spread over",
+          [](auto& p) -> auto& { return p.remat.overhead_bound.chain_pool; }),
+      Int(
+          "remat.overhead_bound.chain_max_nodes", 0, kMaxBytes,
+          "branch-and-bound nodes of the chain's MILP; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.overhead_bound.chain_max_nodes; }),
+      Int(
+          "remat.overhead_bound.chain_max_columns", 0, kMaxBytes,
+          "the chain is skipped above this many MILP columns; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.overhead_bound.chain_max_columns; }),
+      Int(
           "remat.overhead_bound.max_lp_iterations", 0, kMaxBytes,
           "simplex iterations per LP; 0 = no limit",
           [](auto& p) -> auto& { return p.remat.overhead_bound.max_lp_iterations; }),

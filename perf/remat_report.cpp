@@ -5,10 +5,14 @@
 // Usage: roam_perf_remat [--rng-state-kept] [--random-only] [--greedy-only] [--only METHOD]
 //        [--nodes N]
 //        roam_perf_remat --lowest [--only METHOD]
+//        roam_perf_remat --bound [--random-only] [--no-plan]
+//        roam_perf_remat --write-layered DIR
 // (--random-only: the random layered graphs and the training chains, not ResNet-50 / GPT-2;
 // --greedy-only: only the greedy rows and the sweep, to compare greedy changes quickly;
 // --only M: the rows of method M alone; --lowest: the lowest ratio each method fits on the
-// random layered graphs, and their peak lower bound.)
+// random layered graphs, and their peak lower bound; --bound: the compute lower bound at one
+// cut and at a chain of cuts, with best's plan; --write-layered DIR: the random layered graphs
+// as roam-graph-v1 files in DIR.)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,8 +21,12 @@
 #include <vector>
 
 #include "config/config.h"
+#include "core/io.h"
+#include "core/lower_bound.h"
+#include "core/memory_model.h"
 #include "core/types.h"
 #include "gen/generate.h"
+#include "remat/bound.h"
 #include "remat/remat.h"
 #include "tests/support/layered_graph.h"
 
@@ -178,6 +186,58 @@ void Lowest() {
   }
 }
 
+// --bound: the compute lower bound at one cut (overhead_bound.chain_cuts = 0) and with the
+// chain of cuts (the default), each's seconds, the forced bytes' maximum against the budget
+// (where it is below, no cut exists and both are 0), and best's plan (unless --no-plan).
+void BoundRow(const Graph& graph, double ratio, bool rng_kept, Bytes alignment, bool plan) {
+  remat::RematParams params;
+  params.alignment = alignment;
+  params.rule.rng_state_kept = rng_kept;
+  const Bytes reference = remat::NoRematPeak(graph, params);
+  const auto budget = static_cast<Bytes>(static_cast<double>(reference) * ratio);
+  const MemoryModel model = BuildMemoryModel(graph, alignment);
+  const Bytes forced = CertifiedLowerBound(graph, model, BuildDependencies(graph)).bound;
+  remat::RematParams single = params;
+  single.overhead_bound.chain_cuts = 0;
+  auto timed = [&](const remat::RematParams& p) {
+    const auto start = std::chrono::steady_clock::now();
+    remat::OverheadBound b = remat::OverheadLowerBound(graph, budget, p);
+    return std::make_pair(
+        b, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  };
+  const auto [one, one_s] = timed(single);
+  const auto [chain, chain_s] = timed(params);
+  std::string planned = "-";
+  if (plan) {
+    params.method = "best";
+    const remat::RematResult r = remat::PlanRemat(graph, budget, params);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s%.4f%% (%s)", r.feasible ? "" : "no fit, ",
+                  100 * r.compute_overhead, std::string(remat::ToString(r.status)).c_str());
+    planned = buf;
+  }
+  std::printf("| %s | %.0f%% | %.1f%% | %.4f%% / %.2f s | %.4f%% / %.2f s (%zu cuts) | %s |\n",
+              graph.name.c_str(), 100 * ratio,
+              100.0 * static_cast<double>(forced) / static_cast<double>(budget), 100 * one.overhead,
+              one_s, 100 * chain.overhead, chain_s, chain.chain.size(), planned.c_str());
+  std::fflush(stdout);
+}
+
+void Bounds(bool random_only, bool plan) {
+  std::printf(
+      "| graph | budget | most forced / budget | one cut: bound / s | chain: bound / s | plan "
+      "(best) |\n|---|---|---|---|---|---|\n");
+  for (int n : {100, 250, 500}) {
+    Graph g = testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n));
+    for (double ratio : {0.9, 0.8}) BoundRow(g, ratio, false, 1, plan);
+  }
+  if (random_only) return;
+  Graph resnet = FromConfig("resnet50.yaml", {"model.batch=32"});
+  for (double ratio : {0.9, 0.8, 0.5, 1.0 / 3, 0.25}) BoundRow(resnet, ratio, false, 512, plan);
+  Graph gpt = FromConfig("gpt2-xl.yaml");
+  for (double ratio : {0.9, 0.8, 0.5}) BoundRow(gpt, ratio, true, 512, plan);
+}
+
 }  // namespace
 }  // namespace roam
 
@@ -193,6 +253,21 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--only" && i + 1 < argc) only = argv[++i];
     if (std::string(argv[i]) == "--nodes" && i + 1 < argc) only_nodes = std::atoi(argv[++i]);
   }
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--write-layered" && i + 1 < argc) {
+      for (int n : {40, 100, 250, 500, 1000})
+        WriteFileAtomically(
+            std::string(argv[i + 1]) + "/random-layered-" + std::to_string(n) + ".graph.json",
+            GraphToJson(testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n))));
+      return 0;
+    }
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--bound") {
+      bool plan = true;
+      for (int j = 1; j < argc; ++j) plan = plan && std::string(argv[j]) != "--no-plan";
+      Bounds(random_only, plan);
+      return 0;
+    }
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--lowest") {
       Lowest();

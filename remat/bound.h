@@ -24,7 +24,9 @@ Bytes PeakLowerBound(const Graph& graph, const RematParams& params = {});
 // either live or made again after the cut by copies of its writers, and each such copy reads
 // its inputs the same way; the cheapest such choice with the live bytes within the budget is
 // a MILP (GLPK), whose proven bound is taken (the cuts: the params.overhead_bound.cuts ops
-// with the most bytes forced live, core/lower_bound.h, beyond the budget).
+// with the most bytes forced live, core/lower_bound.h, beyond the budget); and the same at
+// up to params.overhead_bound.chain_cuts cuts on one chain of the DAG in one MILP, copies
+// counted once per interval between cuts and added up, where that proves more.
 struct OverheadBound {
   double overhead = 0;      // fraction of the original total cost; 0 when nothing is proven
   bool infeasible = false;  // proven: no schedule fits the budget at cut
@@ -32,6 +34,10 @@ struct OverheadBound {
   // The best solution the MILP found at cut (a witness, not a schedule): the ops it computes
   // again after the cut, ascending. Empty when none was found or none is needed.
   std::vector<OpId> redone;
+  // The single cut's bound alone, and the chain of cuts whose MILP proved more (empty when
+  // none did; docs/remat.md, "Several cuts on a chain").
+  double single_cut = 0;
+  std::vector<OpId> chain;
 };
 OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematParams& params = {});
 

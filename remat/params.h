@@ -149,6 +149,21 @@ struct OverheadBoundParams {
   // ResNet-50 at one third and GPT-2 XL at half, the most forced op gave the best bound of the
   // four most forced.
   int cuts = 1;
+  // The most cuts on one chain of the DAG (the most forced op, then the next most forced
+  // comparable with every one chosen) reasoned at together in one MILP, where recomputation
+  // forced at several cuts adds up (remat/chain_bound.cpp); its bound is taken where it beats
+  // the single cut's. 0 or 1: off.
+  int chain_cuts = 4;
+  // The chain's cuts are spread evenly over this many candidates on it, most forced first. 4
+  // (no spread, the most forced ops on the chain): on ResNet-50 at 25% and 50% the adjacent
+  // ops at the turn gained 0.038 and 0.0003 points, spread over 16 or 256 nothing.
+  int chain_pool = 4;
+  // Branch-and-bound nodes of the chain's MILP (its LPs have max_lp_iterations each): its
+  // columns are the single cut's times the cuts, and on GPT-2 XL 500 nodes took over 30 s.
+  std::int64_t chain_max_nodes = 20;
+  // The chain is skipped where its MILP has more columns than this (0: no limit): ResNet-50's
+  // four cuts make 1,633 columns (0.2-0.4 s), GPT-2 XL's 15,267 (14 s, nothing gained).
+  std::int64_t chain_max_columns = 8000;
   // Its work: GLPK's simplex iterations per LP and branch-and-bound nodes of the best cut's
   // MILP (0: no limit). Bounded by work, not seconds, the bound is the same on any machine;
   // out of work, GLPK's proven bound stands (the LP relaxation's once that is solved, 0
