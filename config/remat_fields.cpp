@@ -236,6 +236,10 @@ const std::vector<Field>& RematFields() {
           "remat.fit.fallback_base_orders", OrderNames(), "an order name",
           "order names, e.g. [xla-list]", "best's fallback greedy starts; [] = off",
           [](auto& p) -> auto& { return p.remat.fit.fallback_base_orders; }),
+      Names(
+          "remat.fit.reorder_orders", OrderNames(), "an order name", "order names, e.g. [program]",
+          "orders tried without recomputation first; [] = off",
+          [](auto& p) -> auto& { return p.remat.fit.reorder_orders; }),
       Int(
           "remat.fit.long_chain", 0, kMaxInt, "the fallback's long greedy chains; 0 = not",
           [](auto& p) -> auto& { return p.remat.fit.long_chain; }),

@@ -80,6 +80,34 @@ TEST(ArenaFit, AnUnknownFallbackOrderIsAnInputError) {
   EXPECT_THROW(PlanRemat(g, NoRematPeak(g, params), params), InputError);
 }
 
+// best first lays out the baseline orders as they are: where one fits the budget, that is the
+// plan, with no recomputation and status optimal. random-layered-250 at 90% of the base
+// (heuristic) order's peak fits in the program order; without that step best recomputes, and
+// a method asked for by name runs as itself.
+TEST(ArenaFit, BestTakesAnOrderThatFitsWithoutRecomputation) {
+  const Graph g = testing::RandomLayered({.nodes = 250}, 250);
+  RematParams params = Deterministic("best");
+  const Bytes budget = NoRematPeak(g, params) * 90 / 100;
+  const RematResult r = PlanRemat(g, budget, params);
+  ASSERT_TRUE(r.feasible);
+  EXPECT_EQ(r.method, "reorder");
+  EXPECT_EQ(r.status, Status::kOptimal);
+  EXPECT_EQ(r.compute_overhead, 0.0);
+  EXPECT_LE(r.plan.summary.actual_peak, budget);
+  EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
+  EXPECT_EQ(CheckFaithful(r.rewritten.graph, &g), "");
+
+  RematParams without = params;
+  without.fit.reorder_orders = {};
+  const RematResult w = PlanRemat(g, budget, without);
+  ASSERT_TRUE(w.feasible);
+  EXPECT_GT(w.compute_overhead, 0.0);
+  EXPECT_NE(PlanRemat(g, budget, Deterministic("greedy")).method, "reorder");
+
+  params.fit.reorder_orders = {"program", "nope"};
+  EXPECT_THROW(PlanRemat(g, budget, params), InputError);
+}
+
 // On tiny graphs, with best's other ways cut short (the greedy's chains to one op, the
 // lookahead to no recomputation, no checkpoint segments, block pass or retries) so that its
 // pick misses and the fallback runs: best never exceeds the budget; where it fits with a
