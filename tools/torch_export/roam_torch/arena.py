@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.fx as fx
 
-from . import nested, patches
+from . import compat, nested, patches
 from . import scratch as scratch_allocator
 from .export_graph import _op_outputs
 
@@ -60,15 +60,11 @@ class OrderError(Exception):
 
 def storage_base(t):
     """Address of the first byte of t's storage."""
-    if hasattr(t, "untyped_storage"):
-        return t.untyped_storage().data_ptr()
-    return t.storage().data_ptr()
+    return compat.storage(t).data_ptr()
 
 
 def storage_nbytes(t):
-    if hasattr(t, "untyped_storage"):
-        return t.untyped_storage().nbytes()
-    return t.storage().nbytes()
+    return compat.storage(t).nbytes()
 
 
 def is_random(op):

@@ -44,6 +44,12 @@ def check_torch_version(version=None):
                            f"{SUPPORTED_TEXT}")
 
 
+def storage(t):
+    """t's untyped storage: 2.x deprecates Tensor.storage() (TypedStorage) and warns on every
+    call; where untyped_storage exists it is the same storage."""
+    return t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+
+
 def meta_to_fake(fake_mode, t, device):
     """A fake tensor of fake_mode standing for meta tensor t on device."""
     converter = fake_mode.fake_tensor_converter

@@ -30,7 +30,7 @@ import torch.fx as fx
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from . import cost as costs
-from . import nested, patches
+from . import compat, nested, patches
 
 FORMAT = "roam-graph-v1"
 
@@ -51,14 +51,8 @@ class ExportReport:
 _KIND_OF_PHASE = {"forward": "activation", "backward": "gradient", "optimizer": "temporary"}
 
 
-def _storage(t):
-    # 2.x deprecates TypedStorage (t.storage()) and warns on every call; 1.13's
-    # untyped_storage, where present, is the same storage.
-    return t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-
-
 def _storage_key(t):
-    return StorageWeakRef(_storage(t)).cdata
+    return StorageWeakRef(compat.storage(t)).cdata
 
 
 def _tensor_nodes(args, kwargs):
@@ -100,7 +94,7 @@ class _Builder:
         key = _storage_key(val)
         if size is None:
             size = val.numel() * val.element_size() if alias_of is not None else \
-                _storage(val).nbytes()
+                compat.storage(val).nbytes()
         self.tensors.append({"id": tid, "size": int(size), "producer": producer,
                              "consumers": [], "alias_of": alias_of, "output": False,
                              "kind": kind})

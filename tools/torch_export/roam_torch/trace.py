@@ -73,23 +73,35 @@ def build_model(spec: StepSpec) -> nn.Module:
     return model
 
 
-def _cast_floating(model, dtype):
-    """model.to(dtype) without Module._apply, which on PyTorch 2 swaps fake parameters in place
-    (torch.utils.swap_tensors) and fails on the weak references fake tensors carry. Like
-    Module.to, casts floating-point parameters and buffers only; tied parameters stay tied."""
+def _replace_tensors(model, param, buffer):
+    """Replaces every parameter p by param(p) and every buffer b by buffer(b), where they return
+    a tensor (None keeps it); a tensor several modules share (tied weights) is replaced by one
+    new tensor everywhere."""
     memo = {}
     for module in model.modules():
-        for table, make in ((module._parameters,
-                             lambda p: nn.Parameter(p.detach().to(dtype),
-                                                    requires_grad=p.requires_grad)),
-                            (module._buffers, lambda b: b.to(dtype))):
+        for table, make in ((module._parameters, param), (module._buffers, buffer)):
             for name, t in list(table.items()):
-                if t is None or not t.is_floating_point() or t.dtype == dtype:
+                if t is None:
                     continue
                 if id(t) not in memo:
                     memo[id(t)] = (t, make(t))  # t kept alive: its id stays its own
-                table[name] = memo[id(t)][1]
+                if memo[id(t)][1] is not None:
+                    table[name] = memo[id(t)][1]
     return model
+
+
+def _cast_floating(model, dtype):
+    """model.to(dtype) without Module._apply, which on PyTorch 2 swaps fake parameters in place
+    (torch.utils.swap_tensors) and fails on the weak references fake tensors carry. Like
+    Module.to, casts floating-point parameters and buffers only."""
+    def cast(t):
+        return t.to(dtype) if t.is_floating_point() and t.dtype != dtype else None
+
+    def cast_param(p):
+        t = cast(p.detach())
+        return None if t is None else nn.Parameter(t, requires_grad=p.requires_grad)
+
+    return _replace_tensors(model, cast_param, cast)
 
 
 def make_batch(spec: StepSpec, generator=None):
@@ -315,26 +327,19 @@ def _profiler_on_host(state):
         class HostRecordFunction(contextlib.nullcontext):
             def __init__(self, *args, **kwargs):
                 super().__init__()
+    else:
+        class HostRecordFunction(original):
+            def __init__(self, *args, **kwargs):
+                with state.on_host():
+                    super().__init__(*args, **kwargs)
 
-        profiler.record_function = HostRecordFunction
-        try:
-            yield
-        finally:
-            profiler.record_function = original
-        return
+            def __enter__(self):
+                with state.on_host():
+                    return super().__enter__()
 
-    class HostRecordFunction(original):
-        def __init__(self, *args, **kwargs):
-            with state.on_host():
-                super().__init__(*args, **kwargs)
-
-        def __enter__(self):
-            with state.on_host():
-                return super().__enter__()
-
-        def __exit__(self, *exc):
-            with state.on_host():
-                return super().__exit__(*exc)
+            def __exit__(self, *exc):
+                with state.on_host():
+                    return super().__exit__(*exc)
 
     profiler.record_function = HostRecordFunction
     try:
@@ -411,22 +416,13 @@ def _parameters_on_meta():
 
 def _meta_to_fake(model, fake_mode):
     """Replaces meta parameters and buffers by fake ones (tied parameters stay tied)."""
-    convert = compat.meta_to_fake
     cpu = torch.device("cpu")
-    memo = {}
-    for module in model.modules():
-        for name, p in list(module._parameters.items()):
-            if p is not None:
-                if id(p) not in memo:
-                    memo[id(p)] = nn.Parameter(convert(fake_mode, p.data, cpu),
-                                               requires_grad=p.requires_grad)
-                module._parameters[name] = memo[id(p)]
-        for name, b in list(module._buffers.items()):
-            if b is not None:
-                if id(b) not in memo:
-                    memo[id(b)] = convert(fake_mode, b, cpu)
-                module._buffers[name] = memo[id(b)]
-    return model
+
+    def fake(t):
+        return compat.meta_to_fake(fake_mode, t, cpu)
+
+    return _replace_tensors(
+        model, lambda p: nn.Parameter(fake(p.data), requires_grad=p.requires_grad), fake)
 
 
 def build_fake_model(spec: StepSpec, fake_mode) -> nn.Module:

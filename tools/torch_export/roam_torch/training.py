@@ -201,8 +201,7 @@ class PlannedTrainingStep:
 
     def memory(self):
         """Byte figures of the plan and of the last step (dict)."""
-        persistent = sum(t.untyped_storage().nbytes() if hasattr(t, "untyped_storage")
-                         else t.storage().nbytes() for t in self._persistent())
+        persistent = sum(ar.storage_nbytes(t) for t in self._persistent())
         out = {"arena_bytes": self.arena_bytes,
                "arena_allocated_bytes": self.arena.allocated,
                "planned_total_bytes": self.arena_bytes,
