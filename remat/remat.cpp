@@ -230,6 +230,11 @@ std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals,
   return {best.TakeOffsets(), height};
 }
 
+// The baseline order of that name on the context's graph (the context's start for base_order).
+Schedule OrderSchedule(const Context& ctx, const RematParams& params, const std::string& order) {
+  return order == params.base_order ? ctx.start : ScheduleOrder(order, ctx.graph, ctx.model);
+}
+
 // Where the chosen schedule's arena misses the budget (fragmentation, or a theoretical peak
 // above it): the greedy from base_order and from each of fit.fallback_base_orders, with chains
 // of greedy.max_chain and of fit.long_chain ops. Their schedules within target by the
@@ -246,8 +251,7 @@ std::vector<MethodResult> Fallbacks(const Context& ctx, Bytes target, const Rema
   for (const std::string& order : orders) {
     RematParams p = params;
     p.base_order = order;
-    const Schedule start =
-        order == params.base_order ? ctx.start : ScheduleOrder(order, ctx.graph, ctx.model);
+    const Schedule start = OrderSchedule(ctx, params, order);
     for (int chain : chains) {
       if (ctx.deadline.Expired()) break;
       p.greedy.max_chain = chain;
@@ -297,12 +301,11 @@ void CheckParams(const RematParams& params) {
       kCheckpointCuts.end())
     throw InputError("unknown checkpoint cut rule \"" + params.checkpoint.cuts +
                      "\" (both, insensitive, ops)");
-  for (const std::string& order : params.fit.fallback_base_orders)
-    if (std::find(OrderNames().begin(), OrderNames().end(), order) == OrderNames().end())
-      throw InputError("unknown fallback base order \"" + order + "\"");
-  for (const std::string& order : params.fit.reorder_orders)
-    if (std::find(OrderNames().begin(), OrderNames().end(), order) == OrderNames().end())
-      throw InputError("unknown reorder order \"" + order + "\"");
+  for (const auto& [orders, what] : {std::pair{&params.fit.fallback_base_orders, "fallback base"},
+                                     std::pair{&params.fit.reorder_orders, "reorder"}})
+    for (const std::string& order : *orders)
+      if (std::find(OrderNames().begin(), OrderNames().end(), order) == OrderNames().end())
+        throw InputError("unknown " + std::string(what) + " order \"" + order + "\"");
 }
 
 // A schedule laid out: its evaluation, offsets and arena.
@@ -342,8 +345,7 @@ std::optional<Laid> WithoutRecomputation(const Context& ctx, Bytes budget,
     MethodResult r;
     r.method = "reorder";
     r.status = Status::kOptimal;  // no recomputation: nothing is cheaper
-    r.schedule =
-        order == params.base_order ? ctx.start : ScheduleOrder(order, ctx.graph, ctx.model);
+    r.schedule = OrderSchedule(ctx, params, order);
     r.peak = TheoreticalPeak(ctx.graph, ctx.model, r.schedule);
     if (r.peak > budget) continue;
     Laid l = LayOutSchedule(ctx, std::move(r), budget, params);
