@@ -211,6 +211,34 @@ const std::vector<Field>& RematFields() {
           "remat.ilp.max_nodes", 0, kMaxBytes,
           "branch-and-bound nodes of the whole MILP; 0 = no limit",
           [](auto& p) -> auto& { return p.remat.ilp.max_nodes; }),
+      Int(
+          "remat.lns.max_ops", 0, kMaxInt,
+          "graphs with more ops keep ruin and recreate's incumbent",
+          [](auto& p) -> auto& { return p.remat.lns.max_ops; }),
+      Int(
+          "remat.lns.rounds", 0, kMaxInt, "ruin-and-recreate rounds; 0 = off",
+          [](auto& p) -> auto& { return p.remat.lns.rounds; }),
+      Int(
+          "remat.lns.ruin_runs", 1, kMaxInt, "most runs of copies one round drops",
+          [](auto& p) -> auto& { return p.remat.lns.ruin_runs; }),
+      Int(
+          "remat.lns.choice_width", 1, kMaxInt,
+          "a repair step draws among this many best evictions",
+          [](auto& p) -> auto& { return p.remat.lns.choice_width; }),
+      Int(
+          "remat.lns.repair_steps", 0, kMaxInt, "most recomputations one repair adds",
+          [](auto& p) -> auto& { return p.remat.lns.repair_steps; }),
+      Number(
+          "remat.lns.accept_slack", 0.0, kInf,
+          "a round's schedule is kept to go on from where at most this fraction dearer",
+          [](auto& p) -> auto& { return p.remat.lns.accept_slack; }),
+      Int(
+          "remat.lns.layout_max_nodes", 0, kMaxBytes,
+          "layout search nodes checking a cheaper schedule's arena; 0 = best-fit and llfb only",
+          [](auto& p) -> auto& { return p.remat.lns.layout_max_nodes; }),
+      Int(
+          "remat.lns.seed", 0, kMaxBytes, "seed of its random draws",
+          [](auto& p) -> auto& { return p.remat.lns.seed; }),
       Name(
           "remat.fit.by", remat::kFitBy, "arena or theoretical",
           "what the budget bounds: the laid-out arena, or the theoretical peak",

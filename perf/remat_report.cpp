@@ -109,6 +109,10 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
     params.method = "best";
     std::erase(params.best.improve, "blocks");
   }
+  if (method == "best-no-lns") {  // best without ruin and recreate
+    params.method = "best";
+    std::erase(params.best.improve, "lns");
+  }
   if (method == "best-checkpoint") {
     params.method = "best";
     params.best.build.push_back("checkpoint");
@@ -286,7 +290,7 @@ int main(int argc, char** argv) {
     Graph g = testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n));
     for (double ratio : {0.9, 0.8})
       for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "lookahead", "blocks",
-                            "best-no-blocks", "best-checkpoint", "best"})
+                            "best-no-blocks", "best-checkpoint", "best-no-lns", "best"})
         row(g, ratio, m, 1);
     if (n <= 120)  // the exact method's default ilp_max_ops
       for (double ratio : {0.9, 0.8}) row(g, ratio, "ilp", 1);

@@ -441,6 +441,18 @@ GreedyTools::GreedyTools(const Graph& graph, const RematParams& params)
       flags(MakeOpFlags(graph, params)),
       state(graph, model, costs, params.rule) {}
 
+void PruneRepeats(const Graph& graph, const std::vector<double>& costs, Bytes budget,
+                  const RematParams& params, GreedyState& scratch, MethodResult& result) {
+  struct {
+    GreedyState& state;
+    std::optional<Bytes> Trial(const Schedule& s) {
+      if (!state.Reset(s)) return std::nullopt;
+      return state.Peak();
+    }
+  } engine{scratch};
+  Prune(graph, costs, budget, params, engine, result);
+}
+
 MethodResult Polish(const Graph& graph, MethodResult result, Bytes budget,
                     const RematParams& params) {
   if (result.peak > budget) return result;

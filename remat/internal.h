@@ -13,6 +13,8 @@
 
 namespace roam::remat::detail {
 
+class GreedyState;  // greedy_state.h
+
 // The partition of a method's start order where the caller computed it once (Context), or
 // nullptr for the method to compute it; a nullopt in it: the order has no partition.
 using PartitionArg = const std::optional<SubgraphTree>*;
@@ -82,6 +84,17 @@ std::vector<MethodResult> GreedyDescent(
     const Graph& graph, Schedule start, std::span<const Bytes> budgets, const RematParams& params,
     GreedyEvaluation evaluation = GreedyEvaluation::kIncremental,
     const Deadline* deadline = nullptr);
+
+// The greedy's prune on its own: repeats dropped, dearest first, while result stays within
+// budget (trials evaluated on scratch, whose state it leaves undefined).
+void PruneRepeats(const Graph& graph, const std::vector<double>& costs, Bytes budget,
+                  const RematParams& params, GreedyState& scratch, MethodResult& result);
+
+// Ruin and recreate (lns.cpp) on a schedule within budget, params.lns's rounds: returns
+// incumbent unless a cheaper schedule within budget was found (method "lns"). Past deadline it
+// returns the best so far.
+MethodResult RuinAndRecreate(const Graph& graph, const MethodResult& incumbent, Bytes budget,
+                             const RematParams& params, const Deadline& deadline);
 
 // Chen et al.: the forward split into k segments; the activations inside a segment that the
 // backward reads are recomputed, segment by segment, right before the backward first needs

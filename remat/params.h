@@ -20,12 +20,13 @@ inline constexpr std::array<std::string_view, 3> kBuilderNames = {"greedy", "che
                                                                   "lookahead"};
 // Methods that improve a schedule (the greedy's, when named alone): "blocks" (the block pass
 // over the subgraph tree), "blocks-dp" (the budget split over the chain of blocks), "witness"
-// (seeded by the compute bound's MILP), "ilp" (MOCCASIN's retention intervals).
-inline constexpr std::array<std::string_view, 4> kImproverNames = {"blocks", "blocks-dp", "witness",
-                                                                   "ilp"};
+// (seeded by the compute bound's MILP), "ilp" (MOCCASIN's retention intervals), "lns" (ruin and
+// recreate).
+inline constexpr std::array<std::string_view, 5> kImproverNames = {"blocks", "blocks-dp", "witness",
+                                                                   "ilp", "lns"};
 // RematParams::method's values: "best" (the preset RematParams::best) or one method by name.
-inline constexpr std::array<std::string_view, 8> kMethodNames = {
-    "best", "greedy", "checkpoint", "lookahead", "ilp", "blocks", "blocks-dp", "witness"};
+inline constexpr std::array<std::string_view, 9> kMethodNames = {
+    "best", "greedy", "checkpoint", "lookahead", "ilp", "blocks", "blocks-dp", "witness", "lns"};
 // GreedyParams::score's values.
 inline constexpr std::array<std::string_view, 3> kGreedyScores = {"log", "peak", "lifetime"};
 // CheckpointParams::cuts's values.
@@ -199,6 +200,30 @@ struct ExactParams {
   std::int64_t max_nodes = 500;
 };
 
+// Ruin and recreate (method "lns", remat/lns.cpp): rounds that drop a few runs of copies at
+// random and repair the peak with the greedy's evictions, drawn among the few best.
+struct LnsParams {
+  // Graphs with more ops keep the incumbent. 200: on random-layered-100 at 90% it takes the
+  // lookahead's 3.33% to 1.67% in 0.1 s; on 250-1000 nodes it found nothing cheaper, and its
+  // layouts of the rewritten graph took up to the whole time limit (perf/RESULTS.md).
+  int max_ops = 200;
+  // Rounds (each one repair and one prune).
+  int rounds = 500;
+  // A round drops between 1 and this many runs of copies.
+  int ruin_runs = 3;
+  // Each repair step draws among this many best evictions at the peak; repair_steps at most.
+  int choice_width = 3;
+  int repair_steps = 50;
+  // A round's schedule becomes the current one where it costs at most this fraction more,
+  // the slack shrinking linearly to nothing over the rounds (threshold accepting).
+  double accept_slack = 0.02;
+  // Where the plan fits by the arena, a cheaper schedule is kept only where it lays out within
+  // the budget: by best-fit, by llfb, or by a layout search of at most this many nodes.
+  std::int64_t layout_max_nodes = 1000;
+  // The random sequence's seed: the same seed, the same plan on any machine.
+  std::int64_t seed = 1;
+};
+
 struct LookaheadParams {
   // The span exponents of its drop score (estimated recompute cost per byte per
   // step^exponent until the next use) and the targets above the budget (fractions) it
@@ -280,8 +305,9 @@ struct RematParams {
   // dropping it (0.005 points on GPT-2 XL at half, none on ResNet-50, +1.7 s): on
   // random-layered-500 at 90% it takes lookahead's 0.75% to 0.48%. The budget split gains 0.12
   // points on ResNet-50 at one third for about 3 s; the witness 0.19 points there; the ilp runs
-  // only on graphs of at most ilp.max_ops ops.
-  Preset best = {{"greedy", "lookahead"}, {"blocks", "blocks-dp", "witness", "ilp"}};
+  // only on graphs of at most ilp.max_ops ops, ruin and recreate on graphs of at most
+  // lns.max_ops.
+  Preset best = {{"greedy", "lookahead"}, {"blocks", "blocks-dp", "witness", "ilp", "lns"}};
   // `--sweep --method best`: per budget, the same without the budget split (on GPT-2 XL it
   // would nearly double the sweep's time for at most 0.07 points per point); the witness runs
   // only with overhead_bound.in_sweep. The greedy descends once for all budgets.
@@ -293,6 +319,7 @@ struct RematParams {
   BlocksDpParams blocks_dp;
   OverheadBoundParams overhead_bound;
   ExactParams ilp;
+  LnsParams lns;
   FitParams fit;
 };
 

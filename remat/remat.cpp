@@ -154,6 +154,10 @@ MethodResult SolveExactly(Call& c, const MethodResult& incumbent, Bytes target) 
                        std::max(0.0, c.time_left), c.shared.cost_bound);
 }
 
+MethodResult RuinAndRecreate(Call& c, const MethodResult& incumbent, Bytes target) {
+  return detail::RuinAndRecreate(c.ctx.graph, incumbent, target, c.params, c.ctx.deadline);
+}
+
 struct Named {
   std::string_view name;
   Builder build = nullptr;
@@ -163,7 +167,7 @@ constexpr Named kMethods[] = {
     {"greedy", BuildGreedy, nullptr},       {"checkpoint", BuildCheckpoint, nullptr},
     {"lookahead", BuildLookahead, nullptr}, {"blocks", nullptr, ImproveByBlocks},
     {"blocks-dp", nullptr, SplitBudget},    {"witness", nullptr, FollowWitness},
-    {"ilp", nullptr, SolveExactly},
+    {"ilp", nullptr, SolveExactly},         {"lns", nullptr, RuinAndRecreate},
 };
 
 const Named& Find(std::string_view name) {

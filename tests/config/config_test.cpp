@@ -143,6 +143,8 @@ remat:
   overhead_bound: {cuts: 2, time_limit_s: 0.5, in_sweep: true, max_nodes: 9, max_lp_iterations: 99}
   ilp: {max_ops: 16, max_computations: 3, window_stages: 17, window_time_limit_s: 2.5,
         window_max_nodes: 11, window_sweeps: 3, max_lp_iterations: 1234, max_nodes: 77}
+  lns: {max_ops: 50, rounds: 21, ruin_runs: 2, choice_width: 4, repair_steps: 9,
+        accept_slack: 0.25, layout_max_nodes: 33, seed: 7}
   lookahead:
     exponents: [0, 1]
     target_slacks: [0.02]
@@ -207,6 +209,14 @@ remat:
   EXPECT_EQ(r.ilp.window_sweeps, 3);
   EXPECT_EQ(r.ilp.max_lp_iterations, 1234);
   EXPECT_EQ(r.ilp.max_nodes, 77);
+  EXPECT_EQ(r.lns.max_ops, 50);
+  EXPECT_EQ(r.lns.rounds, 21);
+  EXPECT_EQ(r.lns.ruin_runs, 2);
+  EXPECT_EQ(r.lns.choice_width, 4);
+  EXPECT_EQ(r.lns.repair_steps, 9);
+  EXPECT_DOUBLE_EQ(r.lns.accept_slack, 0.25);
+  EXPECT_EQ(r.lns.layout_max_nodes, 33);
+  EXPECT_EQ(r.lns.seed, 7);
   EXPECT_EQ(r.overhead_bound.max_nodes, 9);
   EXPECT_EQ(r.overhead_bound.max_lp_iterations, 99);
   EXPECT_EQ(r.fit.by, "theoretical");
