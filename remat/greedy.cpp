@@ -276,28 +276,6 @@ void Prune(const Graph& graph, const std::vector<double>& costs, Bytes budget,
   result.recompute_cost = RecomputeCost(graph, result.schedule);
 }
 
-// The copies of a schedule in runs: maximal stretches of consecutive repeats, each what one
-// or more evictions inserted at one point.
-struct Run {
-  size_t begin = 0, end = 0;  // positions in the schedule
-  double cost = 0;
-};
-std::vector<Run> CopyRuns(const Graph& graph, const std::vector<double>& costs,
-                          const Schedule& schedule) {
-  std::vector<Run> runs;
-  std::vector<char> seen(U(graph.num_ops()), 0);
-  for (size_t i = 0; i < schedule.size(); ++i) {
-    const OpId op = schedule[i];
-    if (seen[U(op)]) {
-      if (runs.empty() || runs.back().end != i) runs.push_back({i, i, 0});
-      runs.back().end = i + 1;
-      runs.back().cost += costs[U(op)];
-    }
-    seen[U(op)] = 1;
-  }
-  return runs;
-}
-
 // A local search on a schedule within the budget: drop one run of copies (dearest first) and
 // let the greedy repair the peak this raises with recomputations that cost less in all than
 // the run did; keep the result when it fits. The greedy's early evictions were chosen for
@@ -311,10 +289,10 @@ void Swap(const Graph& graph, const std::vector<double>& costs, const OpFlags& f
   for (bool improved = true; improved && attempts < params.greedy.swap_attempts;) {
     if (deadline != nullptr && deadline->Expired()) break;
     improved = false;
-    std::vector<Run> runs = CopyRuns(graph, costs, result.schedule);
+    std::vector<CopyRun> runs = CopyRuns(graph, costs, result.schedule);
     std::stable_sort(runs.begin(), runs.end(),
-                     [](const Run& a, const Run& b) { return a.cost > b.cost; });
-    for (const Run& run : runs) {
+                     [](const CopyRun& a, const CopyRun& b) { return a.cost > b.cost; });
+    for (const CopyRun& run : runs) {
       if (run.cost <= 0 || attempts >= params.greedy.swap_attempts) break;
       ++attempts;
       Schedule trial = result.schedule;
@@ -401,6 +379,22 @@ std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
 }
 
 }  // namespace
+
+std::vector<CopyRun> CopyRuns(const Graph& graph, const std::vector<double>& costs,
+                              const Schedule& schedule) {
+  std::vector<CopyRun> runs;
+  std::vector<char> seen(U(graph.num_ops()), 0);
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    const OpId op = schedule[i];
+    if (seen[U(op)]) {
+      if (runs.empty() || runs.back().end != i) runs.push_back({i, i, 0});
+      runs.back().end = i + 1;
+      runs.back().cost += costs[U(op)];
+    }
+    seen[U(op)] = 1;
+  }
+  return runs;
+}
 
 OpFlags MakeOpFlags(const Graph& graph, const RematParams& params) {
   OpFlags flags;

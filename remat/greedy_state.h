@@ -141,6 +141,15 @@ OpFlags MakeOpFlags(const Graph& graph, const RematParams& params);
 std::vector<Candidate> CandidatesAt(GreedyState& state, Step sp, const std::vector<double>& costs,
                                     const OpFlags& flags, const RematParams& params);
 
+// The copies of a schedule in runs: maximal stretches of consecutive repeats, each what one
+// or more evictions inserted at one point (what the swap search and ruin and recreate drop).
+struct CopyRun {
+  size_t begin = 0, end = 0;  // positions in the schedule
+  double cost = 0;
+};
+std::vector<CopyRun> CopyRuns(const Graph& graph, const std::vector<double>& costs,
+                              const Schedule& schedule);
+
 // The greedy's evictions at the peak, one at a time, each taken only while the summed cost
 // stays below allowance, until the peak is within budget or no eviction applies (at most
 // params.greedy.swap_repair_steps): how the block passes close a small excess that their

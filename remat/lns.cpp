@@ -18,21 +18,6 @@ namespace {
 // A number in [0, n): mt19937_64's sequence is fixed by the standard, the distributions are not.
 size_t Draw(std::mt19937_64& rng, size_t n) { return static_cast<size_t>(rng() % n); }
 
-// The positions of the copies of a schedule in runs of consecutive repeats.
-std::vector<std::pair<size_t, size_t>> Runs(const Graph& graph, const Schedule& schedule) {
-  std::vector<std::pair<size_t, size_t>> runs;
-  std::vector<char> seen(static_cast<size_t>(graph.num_ops()), 0);
-  for (size_t i = 0; i < schedule.size(); ++i) {
-    const auto op = static_cast<size_t>(schedule[i]);
-    if (seen[op]) {
-      if (runs.empty() || runs.back().second != i) runs.emplace_back(i, i);
-      runs.back().second = i + 1;
-    }
-    seen[op] = 1;
-  }
-  return runs;
-}
-
 // Whether a schedule's arena fits the budget: by best-fit or llfb, else by a layout search in
 // capacity mode of at most lns.layout_max_nodes nodes (the fit loop's layout of the schedule
 // is at least as low: it offers the same layouts first).
@@ -67,7 +52,7 @@ MethodResult RuinAndRecreate(const Graph& graph, const MethodResult& incumbent, 
   double current_cost = incumbent.recompute_cost;
   for (int round = 0; round < lp.rounds; ++round) {
     if ((round & 15) == 0 && deadline.Expired()) break;  // rounds take under a millisecond here
-    auto runs = Runs(graph, current);
+    const std::vector<CopyRun> runs = CopyRuns(graph, tools.costs, current);
     if (runs.empty()) break;
     // Ruin: drop up to ruin_runs runs, latest first so that earlier positions stay valid.
     const size_t drops = 1 + Draw(rng, static_cast<size_t>(std::max(1, lp.ruin_runs)));
@@ -77,8 +62,8 @@ MethodResult RuinAndRecreate(const Graph& graph, const MethodResult& incumbent, 
     picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
     Schedule trial = current;
     for (auto it = picked.rbegin(); it != picked.rend(); ++it)
-      trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(runs[*it].first),
-                  trial.begin() + static_cast<std::ptrdiff_t>(runs[*it].second));
+      trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(runs[*it].begin),
+                  trial.begin() + static_cast<std::ptrdiff_t>(runs[*it].end));
     if (!state.Reset(trial)) continue;
     // Recreate: evictions at the peak, each drawn among the choice_width best that apply.
     bool broken = false;
