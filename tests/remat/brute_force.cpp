@@ -85,6 +85,21 @@ double BruteForceCost(const Graph& graph, Bytes budget, int extra) {
   return best;
 }
 
+std::vector<std::pair<Bytes, double>> BruteForcePoints(const Graph& graph, int extra) {
+  std::vector<std::pair<Bytes, double>> points;
+  ForEachSchedule(graph, extra, [&](const Schedule& s) {
+    points.emplace_back(SchedulePeak(graph, s), remat::detail::RecomputeCost(graph, s));
+  });
+  return points;
+}
+
+double CheapestWithin(std::span<const std::pair<Bytes, double>> points, Bytes budget) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [peak, cost] : points)
+    if (peak <= budget) best = std::min(best, cost);
+  return best;
+}
+
 remat::detail::MethodResult Described(const Graph& graph, Schedule schedule,
                                       const remat::RematParams& params) {
   remat::detail::MethodResult r;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "remat/internal.h"
@@ -32,6 +33,11 @@ void ForEachSchedule(const Graph& graph, int extra,
 // The least recompute cost of any schedule ForEachSchedule visits whose peak is within budget
 // (infinity where none is).
 double BruteForceCost(const Graph& graph, Bytes budget, int extra);
+
+// BruteForceCost at many budgets from one enumeration: the (peak, cost) of every schedule
+// ForEachSchedule visits, and the least cost among those within a budget (infinity: none).
+std::vector<std::pair<Bytes, double>> BruteForcePoints(const Graph& graph, int extra);
+double CheapestWithin(std::span<const std::pair<Bytes, double>> points, Bytes budget);
 
 // A schedule as a method's result (method "test", status "feasible"), for the passes that
 // improve an incumbent.
