@@ -96,7 +96,6 @@ TEST(ChainBound, StrictlyAboveOneCutAndTightOnAnMlpChain) {
 TEST(ChainBound, OneCutIsTheSingleCutBound) {
   for (const Graph& g : testing::TinyRematGraphs(11)) {
     const Bytes no_remat = NoRematPeak(g, Params(0));
-    const auto points = testing::BruteForcePoints(g, 3);
     for (Bytes budget = no_remat; budget > 0; budget -= std::max<Bytes>(1, no_remat / 6)) {
       const OverheadBound off = OverheadLowerBound(g, budget, Params(0));
       const OverheadBound one = OverheadLowerBound(g, budget, Params(1));

@@ -137,17 +137,12 @@ TEST(ArenaFit, TheFallbackNeverExceedsTheBudgetAgainstBruteForce) {
     params.fit.retries = 0;
     const Bytes no_remat = NoRematPeak(g, params);
     // Every schedule of brute force's space once: its peak and cost.
-    std::vector<std::pair<Bytes, double>> all;
-    testing::ForEachSchedule(g, 2, [&](const Schedule& s) {
-      all.emplace_back(testing::SchedulePeak(g, s), detail::RecomputeCost(g, s));
-    });
+    const auto all = testing::BruteForcePoints(g, 2);
     Bytes min_peak = std::numeric_limits<Bytes>::max();
     for (const auto& [peak, cost] : all) min_peak = std::min(min_peak, peak);
     for (Bytes budget = min_peak; budget <= no_remat; ++budget) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " budget " + std::to_string(budget));
-      double min_cost = std::numeric_limits<double>::infinity();
-      for (const auto& [peak, cost] : all)
-        if (peak <= budget) min_cost = std::min(min_cost, cost);
+      const double min_cost = testing::CheapestWithin(all, budget);
       const RematResult r = PlanRemat(g, budget, params);
       RematParams without = params;
       without.fit.fallback_base_orders = {};
