@@ -221,6 +221,12 @@ int RunRemat(const RematOptions& options) {
            " recomputations" + (recomputed.empty() ? "" : ": " + text.str()),
        list.dump()},
       {"method", r.method, nlohmann::json(r.method).dump()},
+      {"start_order",
+       r.start_order + (r.start_order != params.base_order
+                            ? " (the order its original computations follow; the base order, " +
+                                  params.base_order + ", sets the reference peak)"
+                            : ""),
+       nlohmann::json(r.start_order).dump()},
       {"status", std::string(remat::ToString(r.status)),
        nlohmann::json(remat::ToString(r.status)).dump()},
       // Out of reach by proof, no overhead is a bound: the budget cannot be met at any cost.
@@ -233,6 +239,13 @@ int RunRemat(const RematOptions& options) {
                                       " above it)"
                                 : ""),
                 nlohmann::json(r.lower_bound).dump()}};
+  // The ilp's bound holds only for schedules that keep the base order: said apart from the
+  // compute lower bound, which holds for every order.
+  if (r.order_lower_bound > 0)
+    extra.push_back({"order_lower_bound",
+                     Percent(r.order_lower_bound) +
+                         " overhead, among schedules that keep the base order (the ilp's)",
+                     nlohmann::json(r.order_lower_bound).dump()});
   extra.push_back({"fit", DescribeFit(r), nlohmann::json(r.fit_by).dump()});
   if (r.timed_out)
     extra.push_back({"time_limit",

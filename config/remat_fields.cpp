@@ -26,6 +26,10 @@ const std::vector<Field>& RematFields() {
           "remat.base_order", OrderNames(), "an order name",
           "the order the no-remat peak and every method start from",
           [](auto& p) -> auto& { return p.remat.base_order; }),
+      Names(
+          "remat.start_orders", OrderNames(), "an order name", "order names, e.g. [program]",
+          "best also runs from those below base_order's peak; [] = off",
+          [](auto& p) -> auto& { return p.remat.start_orders; }),
       Flag(
           "remat.rule.rng_state_kept",
           "recompute random ops: the runtime restores their RNG state for the copy",

@@ -7,12 +7,15 @@
 //        roam_perf_remat --lowest [--only METHOD]
 //        roam_perf_remat --bound [--random-only] [--no-plan]
 //        roam_perf_remat --write-layered DIR
+//        roam_perf_remat --moccasin [SEEDS]
 // (--random-only: the random layered graphs and the training chains, not ResNet-50 / GPT-2;
 // --greedy-only: only the greedy rows and the sweep, to compare greedy changes quickly;
 // --only M: the rows of method M alone; --lowest: the lowest ratio each method fits on the
 // random layered graphs, and their peak lower bound; --bound: the compute lower bound at one
 // cut and at a chain of cuts, with best's plan; --write-layered DIR: the random layered graphs
-// as roam-graph-v1 files in DIR.)
+// as roam-graph-v1 files in DIR; --moccasin: MOCCASIN's protocol, budgets of a random input
+// order's peak, that order kept and not, for SEEDS random orders per graph, default 3.)
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -112,6 +115,14 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
   if (method == "best-no-lns") {  // best without ruin and recreate
     params.method = "best";
     std::erase(params.best.improve, "lns");
+  }
+  if (method == "best-theoretical") {  // fitting the theoretical peak alone (MOCCASIN's measure)
+    params.method = "best";
+    params.fit.by = "theoretical";
+  }
+  if (method == "best-base-order") {  // best from the base order alone (no start orders)
+    params.method = "best";
+    params.start_orders.clear();
   }
   if (method == "best-checkpoint") {
     params.method = "best";
@@ -227,6 +238,44 @@ void BoundRow(const Graph& graph, double ratio, bool rng_kept, Bytes alignment, 
   std::fflush(stdout);
 }
 
+// --moccasin: MOCCASIN's protocol (its sections 3 and 5): each random layered graph with a
+// randomly generated input order, budgets at 90% and 80% of that order's no-remat peak. Two
+// plans per budget: MOCCASIN's problem (the input order kept: base order "program", no start,
+// reorder or fallback orders) and roam's default `best`, which may also reorder.
+void Moccasin(int seeds) {
+  std::printf(
+      "| graph | input order (seed) | its peak / heuristic's | budget | kept order: fits / "
+      "overhead / s | best: fits / overhead / s / start order |\n|---|---|---|---|---|---|\n");
+  for (int n : {100, 250, 500, 1000}) {
+    const Graph layered = testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n));
+    remat::RematParams best;
+    best.alignment = 1;
+    const Bytes heuristic = remat::NoRematPeak(layered, best);
+    for (int seed = 1; seed <= seeds; ++seed) {
+      const Graph g = testing::InRandomOrder(layered, static_cast<unsigned>(seed));
+      remat::RematParams kept = best;
+      kept.base_order = "program";
+      kept.start_orders.clear();
+      kept.fit.reorder_orders.clear();
+      kept.fit.fallback_base_orders.clear();
+      const Bytes input = remat::NoRematPeak(g, kept);
+      for (double ratio : {0.9, 0.8}) {
+        const auto budget = static_cast<Bytes>(static_cast<double>(input) * ratio);
+        const remat::RematResult k = remat::PlanRemat(g, budget, kept);
+        const remat::RematResult b = remat::PlanRemat(g, budget, best);
+        std::printf(
+            "| %s | %lld B (%d) | %.1f%% | %.0f%% | %s / %.2f%% / %.2f | %s / %.2f%% / %.2f / %s "
+            "|\n",
+            g.name.c_str(), static_cast<long long>(input), seed,
+            100.0 * static_cast<double>(input) / static_cast<double>(heuristic), 100 * ratio,
+            k.feasible ? "yes" : "no", 100 * k.compute_overhead, k.seconds,
+            b.feasible ? "yes" : "no", 100 * b.compute_overhead, b.seconds, b.start_order.c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+}
+
 void Bounds(bool random_only, bool plan) {
   std::printf(
       "| graph | budget | most forced / budget | one cut: bound / s | chain: bound / s | plan "
@@ -273,6 +322,11 @@ int main(int argc, char** argv) {
       return 0;
     }
   for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--moccasin") {
+      Moccasin(i + 1 < argc ? std::max(1, std::atoi(argv[i + 1])) : 3);
+      return 0;
+    }
+  for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--lowest") {
       Lowest();
       return 0;
@@ -289,8 +343,9 @@ int main(int argc, char** argv) {
     // MOCCASIN's random layered graphs: 5 nodes a layer, inputs from the 4 layers before.
     Graph g = testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n));
     for (double ratio : {0.9, 0.8})
-      for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "lookahead", "blocks",
-                            "best-no-blocks", "best-checkpoint", "best-no-lns", "best"})
+      for (const char* m :
+           {"greedy-lifetime", "greedy", "checkpoint", "lookahead", "blocks", "best-no-blocks",
+            "best-checkpoint", "best-no-lns", "best-base-order", "best-theoretical", "best"})
         row(g, ratio, m, 1);
     if (n <= 120)  // the exact method's default ilp_max_ops
       for (double ratio : {0.9, 0.8}) row(g, ratio, "ilp", 1);

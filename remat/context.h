@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -34,9 +35,20 @@ class Context {
   // The partition of start, computed on the first call; nullopt where the order has none.
   const std::optional<SubgraphTree>& Partition() const;
 
+  // Of params.start_orders, those whose theoretical peak is below start's, as (name, schedule),
+  // lowest peak first; computed on the first call (a sweep's budgets share them).
+  struct Start {
+    std::string order;
+    Schedule schedule;
+    Bytes peak = 0;
+  };
+  const std::vector<Start>& LowerStarts() const;
+
  private:
+  std::vector<std::string> start_orders_;  // params.start_orders but base_order
   mutable bool partitioned_ = false;
   mutable std::optional<SubgraphTree> partition_;
+  mutable std::optional<std::vector<Start>> lower_starts_;
 };
 
 // Runs the improver of that name (RematParams: kImproverNames) on incumbent, as a preset runs

@@ -358,15 +358,18 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   if (s.call != ilp::CallOutcome::kOk) result.solver += ": " + s.message;
   const double bound = std::isfinite(s.best_bound) ? std::max(0.0, s.best_bound) : 0.0;
   switch (s.status) {
+    // Optimal over the MILP's schedules: those that keep the base order, with at most C
+    // computations per op. Another order can do better (perf/RESULTS.md), so only the compute
+    // lower bound proves a plan optimal (remat.cpp).
     case ilp::ModelStatus::kOptimal:
-      result.status = Status::kOptimal;
+      result.status = Status::kOptimalInOrder;
       break;
     case ilp::ModelStatus::kFeasibleTimeLimit:
       result.status = Status::kTimeLimit;
       break;
-    // A conservative model's infeasibility proves nothing about roam's.
+    // Infeasible over the MILP's schedules only: another order, or more computations, may fit.
     case ilp::ModelStatus::kInfeasible:
-      result.status = v.exact ? Status::kInfeasibleProven : Status::kInfeasible;
+      result.status = Status::kInfeasible;
       break;
     case ilp::ModelStatus::kNoSolutionTimeLimit:
       result.status = Status::kTimeLimit;
@@ -377,7 +380,7 @@ MethodResult Exact(const Graph& graph, const Schedule& start, Bytes budget,
   }
   // The bound is over the MILP's schedules; it bounds the problem only where the MILP models
   // every recomputation roam allows (no aliasing, one output per op), and then only for
-  // schedules with the base order and at most C computations.
+  // schedules with the base order and at most C computations: RematResult::order_lower_bound.
   if (v.exact && s.status != ilp::ModelStatus::kError && s.status != ilp::ModelStatus::kInfeasible)
     result.lower_bound = bound;
   if (s.has_solution && !s.from_incumbent) {

@@ -48,6 +48,9 @@ struct MethodResult {
   Status status = Status::kInfeasible;
   double lower_bound = 0;  // on the recompute cost, when proven (else 0)
   std::string solver;      // the exact method's solver call: "ok" or "error: ..."; else empty
+  // The order its original computations follow, where not the base order (best's reorder and
+  // fallback); empty: the base order.
+  std::string order;
 };
 
 // Whether r fits budget at a recompute cost no schedule within it goes below (cost_bound, from

@@ -1,6 +1,7 @@
-// The remat driver (docs/remat.md, "Methods"): the context built once per plan, the methods in
-// two shapes (build a schedule, improve one) run as a preset lists them, the fit loop that lays
-// out their schedules and retries at lower targets, and the trade-off sweep.
+// The remat driver (docs/remat.md, "Methods"): the methods in two shapes (build a schedule,
+// improve one) run as a preset lists them, the fit loop that lays out their schedules and
+// retries at lower targets, best's other start orders, and the trade-off sweep. The context
+// they read is built once per plan (context.cpp).
 #include "remat/remat.h"
 
 #include <algorithm>
@@ -19,39 +20,6 @@
 #include "remat/internal.h"
 
 namespace roam::remat {
-namespace detail {
-
-std::optional<SubgraphTree> PartitionOf(const Graph& graph, const MemoryModel& model,
-                                        const Schedule& start) {
-  try {
-    return PartitionGraph(graph, model, start);
-  } catch (const std::invalid_argument&) {
-    return std::nullopt;  // no partition of this order
-  }
-}
-
-Context::Context(const Graph& g, const RematParams& params, Deadline d)
-    : Context(g, params, BaseSchedule(g, params), std::move(d)) {}
-
-Context::Context(const Graph& g, const RematParams& params, Schedule s, Deadline d)
-    : graph(g),
-      model(BuildMemoryModel(g, params.alignment)),
-      costs(OpCosts(g)),
-      start(std::move(s)),
-      no_remat_peak(TheoreticalPeak(g, model, start)),
-      peak_lower_bound(PeakLowerBound(g, params)),
-      original_cost(TotalCost(g)),
-      deadline(std::move(d)) {}
-
-const std::optional<SubgraphTree>& Context::Partition() const {
-  if (!partitioned_) {
-    partition_ = PartitionOf(graph, model, start);
-    partitioned_ = true;
-  }
-  return partition_;
-}
-
-}  // namespace detail
 
 namespace {
 
@@ -266,6 +234,7 @@ std::vector<MethodResult> Fallbacks(const Context& ctx, Bytes target, const Rema
                       [&](const MethodResult& f) { return f.schedule == r.schedule; }))
         continue;
       r.method = "greedy";
+      r.order = order;
       found.push_back(std::move(r));
     }
   }
@@ -305,8 +274,9 @@ void CheckParams(const RematParams& params) {
       kCheckpointCuts.end())
     throw InputError("unknown checkpoint cut rule \"" + params.checkpoint.cuts +
                      "\" (both, insensitive, ops)");
-  for (const auto& [orders, what] : {std::pair{&params.fit.fallback_base_orders, "fallback base"},
-                                     std::pair{&params.fit.reorder_orders, "reorder"}})
+  for (const auto& [orders, what] :
+       {std::pair{&params.fit.fallback_base_orders, "fallback base"},
+        std::pair{&params.fit.reorder_orders, "reorder"}, std::pair{&params.start_orders, "start"}})
     for (const std::string& order : *orders)
       if (std::find(OrderNames().begin(), OrderNames().end(), order) == OrderNames().end())
         throw InputError("unknown " + std::string(what) + " order \"" + order + "\"");
@@ -348,6 +318,7 @@ std::optional<Laid> WithoutRecomputation(const Context& ctx, Bytes budget,
     if (ctx.deadline.Expired()) break;
     MethodResult r;
     r.method = "reorder";
+    r.order = order;
     r.status = Status::kOptimal;  // no recomputation: nothing is cheaper
     r.schedule = OrderSchedule(ctx, params, order);
     r.peak = TheoreticalPeak(ctx.graph, ctx.model, r.schedule);
@@ -421,8 +392,9 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   if (!result.feasible && budget < result.peak_lower_bound)
     result.status = Status::kInfeasibleProven;
   result.solver = m.solver;
-  result.lower_bound = result.original_cost > 0 ? m.lower_bound / result.original_cost : 0.0;
+  result.order_lower_bound = result.original_cost > 0 ? m.lower_bound / result.original_cost : 0.0;
   result.method = m.method;
+  result.start_order = m.order.empty() ? params.base_order : m.order;
   result.recompute_cost = best->eval.recompute_cost;
   result.compute_overhead =
       result.original_cost > 0 ? result.recompute_cost / result.original_cost : 0.0;
@@ -443,6 +415,24 @@ Bytes Reached(const RematResult& r) {
   return r.fit_by == "theoretical" ? r.plan.summary.theoretical_peak : r.plan.summary.actual_peak;
 }
 
+// Of two plans for one budget: the one that fits at less compute, else the lower peak.
+bool BetterPlan(const RematResult& a, const RematResult& b) {
+  if (a.feasible != b.feasible) return a.feasible;
+  if (a.feasible) return a.recompute_cost < b.recompute_cost - 1e-9;
+  return Reached(a) < Reached(b);
+}
+
+// result becomes the better of itself and other, a later search for the same budget; the
+// seconds of both add up.
+void KeepBetter(RematResult& result, RematResult other) {
+  other.seconds += result.seconds;
+  if (BetterPlan(other, result)) {
+    result = std::move(other);
+  } else {
+    result.seconds = other.seconds;
+  }
+}
+
 // `best` picks its schedule by the theoretical peak; when the layout of the pick misses the
 // budget, the retries lower the target for all builders at once, which can end above the
 // budget, or dearer, where one builder's own retries fit (the targets they reach differ). So
@@ -458,27 +448,48 @@ RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& para
     RematParams alone = params;
     alone.method = name;
     Schedule unused;
-    RematResult other = Fit(ctx, budget, alone, unused, {});
-    other.seconds += result.seconds;
-    const bool better = other.feasible != result.feasible
-                            ? other.feasible
-                            : (other.feasible ? other.recompute_cost < result.recompute_cost - 1e-9
-                                              : Reached(other) < Reached(result));
-    if (better) {
-      result = std::move(other);
-    } else {
-      result.seconds = other.seconds;
-    }
+    KeepBetter(result, Fit(ctx, budget, alone, unused, {}));
   }
   return result;
 }
 
-// The plan, with the compute lower bound of its budget: it holds for every schedule (the
-// ilp's, where higher, within its model), and a plan that meets it is proven optimal.
+// `best` from each order of start_orders whose no-remat peak is below the base order's, in a
+// context of its own, keeping the better plan: recomputing from a lower order has less to
+// remove. What the base order's plan shares (the sweep's greedy descent, the checkpoint's
+// schedules) is of the base order; the compute bound is of the budget and is shared. Where the
+// plan recomputes nothing or meets the bound, nothing is cheaper and no other start runs.
+RematResult FromLowerStarts(const Context& ctx, Bytes budget, const RematParams& params,
+                            const Shared& shared, RematResult result) {
+  if (params.method != "best") return result;
+  for (const Context::Start& start : ctx.LowerStarts()) {
+    if (ctx.deadline.Expired()) break;
+    if (result.feasible &&
+        (result.recompute_cost <= 0 || result.recompute_cost <= shared.cost_bound))
+      break;
+    RematParams p = params;
+    p.base_order = start.order;
+    p.fit.reorder_orders.clear();  // tried from the base order already, with the same answer
+    const Context other(ctx.graph, p, start.schedule, ctx.deadline);
+    Shared bound_only;
+    bound_only.bound = shared.bound;
+    bound_only.bound_budget = shared.bound_budget;
+    bound_only.cost_bound = shared.cost_bound;
+    Schedule greedy_state;
+    RematResult r = PlanPreset(other, budget, p, greedy_state, bound_only);
+    r.no_remat_peak = result.no_remat_peak;  // the reference stays the base order's
+    KeepBetter(result, std::move(r));
+  }
+  return result;
+}
+
+// The plan, with the compute lower bound of its budget: it holds for every schedule, whatever
+// its order, and a plan that meets it is proven optimal.
 RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
                  Schedule& greedy_state, Shared shared = {}) {
   // The bound first: the witness follows it, and a schedule that meets it ends the search.
-  if (params.overhead_bound.cuts <= 0) return PlanPreset(ctx, budget, params, greedy_state, shared);
+  if (params.overhead_bound.cuts <= 0)
+    return FromLowerStarts(ctx, budget, params, shared,
+                           PlanPreset(ctx, budget, params, greedy_state, shared));
   const auto started = std::chrono::steady_clock::now();
   RematParams capped = params;
   capped.overhead_bound.time_limit_s =
@@ -489,11 +500,12 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
   shared.bound_budget = budget;
   if (!bound.infeasible) shared.cost_bound = bound.overhead * ctx.original_cost * (1 + 2e-6);
   RematResult result = PlanPreset(ctx, budget, params, greedy_state, shared);
+  result = FromLowerStarts(ctx, budget, params, shared, std::move(result));
   result.seconds += bound_seconds;
   if (bound.infeasible && result.feasible)
     throw std::logic_error("remat: a plan fits a budget the compute lower bound rules out");
   if (bound.infeasible) result.status = Status::kInfeasibleProven;
-  result.lower_bound = std::max(result.lower_bound, bound.overhead);
+  result.lower_bound = bound.overhead;
   if (result.feasible && result.compute_overhead <= result.lower_bound * (1 + 2e-6))
     result.status = Status::kOptimal;
   result.plan.summary.seconds = result.seconds;

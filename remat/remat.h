@@ -47,14 +47,24 @@ struct RematResult {
   Bytes no_remat_peak = 0;  // theoretical peak of the base order without recomputation
   bool feasible = false;    // plan.summary.actual_peak <= budget
   std::string method;       // the method whose schedule was kept
-  // kOptimal (the ilp proved it, within its model, or the plan meets lower_bound), kFeasible
+  // The order the plan's original computations follow: params.base_order, or (best only) one
+  // of params.start_orders whose no-remat peak is below it, fit.reorder_orders or
+  // fit.fallback_base_orders.
+  std::string start_order;
+  // kOptimal (the plan meets lower_bound, or recomputes nothing), kOptimalInOrder (the ilp
+  // proved it optimal among schedules keeping the base order: order_lower_bound), kFeasible
   // (a heuristic's), kTimeLimit (the ilp's best when time ran out; not feasible: nothing found
-  // in time), kInfeasibleProven (the budget is below peak_lower_bound, or the ilp proved no
-  // schedule of its model fits), kInfeasible, kError (the ilp's solver failed; the heuristic's
-  // answer stands). ToString gives the report's label.
+  // in time), kInfeasibleProven (the budget is below peak_lower_bound or the compute bound's
+  // reach), kInfeasible, kError (the ilp's solver failed; the heuristic's answer stands).
+  // ToString gives the report's label.
   Status status = Status::kInfeasible;
-  std::string solver;      // the ilp's solver call, "ok" or "error: ..." (empty: not run)
-  double lower_bound = 0;  // on the compute overhead, when the method proves one (else 0)
+  std::string solver;  // the ilp's solver call, "ok" or "error: ..." (empty: not run)
+  // On the compute overhead of every schedule within the budget, whatever its order (the
+  // compute lower bound, params.overhead_bound; 0 where none is known).
+  double lower_bound = 0;
+  // The ilp's bound: on schedules that keep the base order, with at most ilp.max_computations
+  // computations per op (MOCCASIN's and Checkmate's problem); 0 where the ilp proved none.
+  double order_lower_bound = 0;
   double compute_overhead = 0;
   double original_cost = 0;
   double recompute_cost = 0;

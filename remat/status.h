@@ -8,21 +8,26 @@ namespace roam::remat {
 
 enum class Status {
   kFeasible,          // a heuristic's schedule within the budget
-  kOptimal,           // proven optimal: by the exact method within its model, or by the bound
+  kOptimal,           // proven optimal: the plan meets the compute lower bound, or needs no
+                      // recomputation
+  kOptimalInOrder,    // the exact method proved it optimal among schedules that keep the base
+                      // order (MOCCASIN's and Checkmate's problem); another order may do better
   kTimeLimit,         // the exact method ran out of time (its best, or nothing in time)
   kInfeasible,        // nothing found within the budget
-  kInfeasibleProven,  // proven out of reach (the peak or compute lower bound, or the exact MILP)
+  kInfeasibleProven,  // proven out of reach (the peak or compute lower bound)
   kError,             // the exact method's solver failed; the heuristic's answer stands
 };
 
-// The label of the reports and --json: "feasible", "optimal", "time-limit", "infeasible",
-// "infeasible-proven", "error".
+// The label of the reports and --json: "feasible", "optimal", "optimal-in-order", "time-limit",
+// "infeasible", "infeasible-proven", "error".
 constexpr std::string_view ToString(Status s) {
   switch (s) {
     case Status::kFeasible:
       return "feasible";
     case Status::kOptimal:
       return "optimal";
+    case Status::kOptimalInOrder:
+      return "optimal-in-order";
     case Status::kTimeLimit:
       return "time-limit";
     case Status::kInfeasible:

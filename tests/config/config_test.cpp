@@ -111,6 +111,7 @@ remat:
   method: greedy
   time_limit_s: 5
   base_order: lescea
+  start_orders: [program, xla-dfs]
   rule: {rng_state_kept: true, state_update_skipped: false}
   best: {build: [greedy, checkpoint], improve: [blocks, ilp]}
   sweep: {build: [lookahead], improve: []}
@@ -167,6 +168,7 @@ remat:
   EXPECT_EQ(r.method, "greedy");
   EXPECT_DOUBLE_EQ(r.time_limit_s, 5);
   EXPECT_EQ(r.base_order, "lescea");
+  EXPECT_EQ(r.start_orders, (std::vector<std::string>{"program", "xla-dfs"}));
   EXPECT_TRUE(r.rule.rng_state_kept);
   EXPECT_FALSE(r.rule.state_update_skipped);
   EXPECT_EQ(r.greedy.max_steps, 11);

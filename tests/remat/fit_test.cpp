@@ -91,6 +91,7 @@ TEST(ArenaFit, BestTakesAnOrderThatFitsWithoutRecomputation) {
   const RematResult r = PlanRemat(g, budget, params);
   ASSERT_TRUE(r.feasible);
   EXPECT_EQ(r.method, "reorder");
+  EXPECT_EQ(r.start_order, "program");
   EXPECT_EQ(r.status, Status::kOptimal);
   EXPECT_EQ(r.compute_overhead, 0.0);
   EXPECT_LE(r.plan.summary.actual_peak, budget);
@@ -99,6 +100,7 @@ TEST(ArenaFit, BestTakesAnOrderThatFitsWithoutRecomputation) {
 
   RematParams without = params;
   without.fit.reorder_orders = {};
+  without.start_orders = {};  // from the program order, best would recompute nothing either
   const RematResult w = PlanRemat(g, budget, without);
   ASSERT_TRUE(w.feasible);
   EXPECT_GT(w.compute_overhead, 0.0);
@@ -106,6 +108,70 @@ TEST(ArenaFit, BestTakesAnOrderThatFitsWithoutRecomputation) {
 
   params.fit.reorder_orders = {"program", "nope"};
   EXPECT_THROW(PlanRemat(g, budget, params), InputError);
+}
+
+// random-layered-250 at 80% of the heuristic order's peak: the program order's peak is 15%
+// lower, and best run from it too recomputes less. The plan stays valid and faithful, names
+// the order it started from, and keeps the heuristic order's peak as its reference; without
+// start orders, and for a method asked for by name, nothing changes.
+TEST(ArenaFit, BestAlsoStartsFromAnOrderWithALowerPeak) {
+  const Graph g = testing::RandomLayered({.nodes = 250}, 250);
+  RematParams params = Deterministic("best");
+  const Bytes reference = NoRematPeak(g, params);
+  const Bytes budget = reference * 80 / 100;
+  const RematResult r = PlanRemat(g, budget, params);
+  ASSERT_TRUE(r.feasible);
+  EXPECT_EQ(r.start_order, "program");
+  EXPECT_EQ(r.no_remat_peak, reference);
+  EXPECT_LE(r.plan.summary.actual_peak, budget);
+  EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
+  EXPECT_EQ(CheckFaithful(r.rewritten.graph, &g), "");
+
+  RematParams without = params;
+  without.start_orders = {};
+  const RematResult w = PlanRemat(g, budget, without);
+  ASSERT_TRUE(w.feasible);
+  EXPECT_EQ(w.start_order, "heuristic");
+  EXPECT_LT(r.recompute_cost, 0.5 * w.recompute_cost);
+
+  RematParams named = Deterministic("greedy");
+  EXPECT_EQ(PlanRemat(g, budget, named).start_order, "heuristic");
+  named.start_orders = {};
+  EXPECT_EQ(PlanRemat(g, budget, named).recompute_cost,
+            PlanRemat(g, budget, Deterministic("greedy")).recompute_cost);
+
+  params.start_orders = {"nope"};
+  EXPECT_THROW(PlanRemat(g, budget, params), InputError);
+}
+
+// On small graphs, from the xla-dfs order (whose peak other orders often beat there; from the
+// heuristic order none does on graphs this small): best with start orders never costs more
+// than best from the base order alone, never exceeds the budget, and is cheaper on some.
+TEST(ArenaFit, StartOrdersNeverMakeBestDearer) {
+  int cheaper = 0;
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    const Graph g = testing::SmallLayered(seed);
+    RematParams params = Deterministic("best");
+    params.base_order = "xla-dfs";
+    RematParams base_only = params;
+    base_only.start_orders = {};
+    const Bytes no_remat = NoRematPeak(g, params);
+    for (Bytes budget = no_remat; budget > no_remat * 6 / 10; budget -= 2) {
+      SCOPED_TRACE(std::to_string(seed) + " budget " + std::to_string(budget));
+      const RematResult r = PlanRemat(g, budget, params);
+      const RematResult b = PlanRemat(g, budget, base_only);
+      if (b.feasible) {
+        ASSERT_TRUE(r.feasible);
+        EXPECT_LE(r.recompute_cost, b.recompute_cost + 1e-9);
+        if (r.recompute_cost < b.recompute_cost - 1e-9) ++cheaper;
+      }
+      if (r.feasible) {
+        EXPECT_LE(r.plan.summary.actual_peak, budget);
+      }
+      EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
+    }
+  }
+  EXPECT_GT(cheaper, 0);
 }
 
 // On tiny graphs, with best's other ways cut short (the greedy's chains to one op, the

@@ -25,4 +25,14 @@ struct LayeredGraphOptions {
 // and costs uniform in their ranges. One output per node, no views, no phases.
 Graph RandomLayered(const LayeredGraphOptions& options, unsigned seed);
 
+// A 16-node layered graph, 4 nodes a layer, sizes and costs 1-10: small enough for brute
+// force and the ilp, and often with orders below the xla-dfs order's peak.
+Graph SmallLayered(unsigned seed);
+
+// The same graph with its ops renumbered in a random topological order (each step picks
+// uniformly among the ready ops), so that its program order is that order: MOCCASIN's
+// "randomly generated" input order (its section 3), whose no-remat peak its budgets are
+// fractions of. For graphs of one output per op and no views (RandomLayered's).
+Graph InRandomOrder(const Graph& graph, unsigned seed);
+
 }  // namespace roam::testing

@@ -1,0 +1,60 @@
+// The remat context (remat/context.h): what a plan computes once and every method reads.
+#include "remat/context.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "baseline/orders.h"
+#include "remat/bound.h"
+#include "remat/model.h"
+
+namespace roam::remat::detail {
+
+std::optional<SubgraphTree> PartitionOf(const Graph& graph, const MemoryModel& model,
+                                        const Schedule& start) {
+  try {
+    return PartitionGraph(graph, model, start);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // no partition of this order
+  }
+}
+
+Context::Context(const Graph& g, const RematParams& params, Deadline d)
+    : Context(g, params, BaseSchedule(g, params), std::move(d)) {}
+
+Context::Context(const Graph& g, const RematParams& params, Schedule s, Deadline d)
+    : graph(g),
+      model(BuildMemoryModel(g, params.alignment)),
+      costs(OpCosts(g)),
+      start(std::move(s)),
+      no_remat_peak(TheoreticalPeak(g, model, start)),
+      peak_lower_bound(PeakLowerBound(g, params)),
+      original_cost(TotalCost(g)),
+      deadline(std::move(d)) {
+  for (const std::string& order : params.start_orders)
+    if (order != params.base_order) start_orders_.push_back(order);
+}
+
+const std::vector<Context::Start>& Context::LowerStarts() const {
+  if (!lower_starts_) {
+    lower_starts_.emplace();
+    for (const std::string& order : start_orders_) {
+      Start s{order, ScheduleOrder(order, graph, model), 0};
+      s.peak = TheoreticalPeak(graph, model, s.schedule);
+      if (s.peak < no_remat_peak) lower_starts_->push_back(std::move(s));
+    }
+    std::stable_sort(lower_starts_->begin(), lower_starts_->end(),
+                     [](const Start& a, const Start& b) { return a.peak < b.peak; });
+  }
+  return *lower_starts_;
+}
+
+const std::optional<SubgraphTree>& Context::Partition() const {
+  if (!partitioned_) {
+    partition_ = PartitionOf(graph, model, start);
+    partitioned_ = true;
+  }
+  return partition_;
+}
+
+}  // namespace roam::remat::detail
