@@ -24,4 +24,13 @@ extern "C" const char* __tsan_default_suppressions() {
          "race:mark_task_stolen\n"
          "called_from_lib:libtbb.so.12\n";
 }
+
+// The largest per-thread history (4M accesses instead of the default's 128K-256K), so that the
+// stack of an old write is restored and matched against the suppressions above: oneTBB copies
+// a parallel_for body into recycled task memory (new_object) long before another thread reads
+// it, and with the default history TSan could not restore that stack and reported the read
+// alone (once in CI: the body of optimizer.cpp's FanOut in RunnerFilesTest's batch concurrency,
+// "[failed to restore the stack]").
+extern "C" const char* __tsan_default_options();
+extern "C" const char* __tsan_default_options() { return "history_size=7"; }
 #endif
