@@ -30,21 +30,26 @@ Context::Context(const Graph& g, const RematParams& params, Schedule s, Deadline
       no_remat_peak(TheoreticalPeak(g, model, start)),
       peak_lower_bound(PeakLowerBound(g, params)),
       original_cost(TotalCost(g)),
-      deadline(std::move(d)) {
-  for (const std::string& order : params.start_orders)
-    if (order != params.base_order) start_orders_.push_back(order);
-}
+      deadline(std::move(d)) {}
 
-const std::vector<Context::Start>& Context::LowerStarts() const {
+const std::vector<Context::Start>& Context::LowerStarts(const RematParams& params) const {
   if (!lower_starts_) {
     lower_starts_.emplace();
-    for (const std::string& order : start_orders_) {
-      Start s{order, ScheduleOrder(order, graph, model), 0};
-      s.peak = TheoreticalPeak(graph, model, s.schedule);
-      if (s.peak < no_remat_peak) lower_starts_->push_back(std::move(s));
+    for (const std::string& order : params.start_orders) {
+      if (order == params.base_order) continue;
+      Schedule schedule = ScheduleOrder(order, graph, model);
+      if (TheoreticalPeak(graph, model, schedule) >= no_remat_peak) continue;
+      Start s{params, nullptr};
+      s.params.base_order = order;
+      // Tried from this context's base order already, with the same answer.
+      s.params.fit.reorder_orders.clear();
+      s.context = std::make_unique<const Context>(graph, s.params, std::move(schedule), deadline);
+      lower_starts_->push_back(std::move(s));
     }
     std::stable_sort(lower_starts_->begin(), lower_starts_->end(),
-                     [](const Start& a, const Start& b) { return a.peak < b.peak; });
+                     [](const Start& a, const Start& b) {
+                       return a.context->no_remat_peak < b.context->no_remat_peak;
+                     });
   }
   return *lower_starts_;
 }

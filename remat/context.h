@@ -4,6 +4,7 @@
 // Not part of the stage's interface.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,17 +36,16 @@ class Context {
   // The partition of start, computed on the first call; nullopt where the order has none.
   const std::optional<SubgraphTree>& Partition() const;
 
-  // Of params.start_orders, those whose theoretical peak is below start's, as (name, schedule),
-  // lowest peak first; computed on the first call (a sweep's budgets share them).
+  // Of params.start_orders, those whose theoretical peak is below start's, each with a context
+  // of its own (params with that base order), lowest peak first; built on the first call, so a
+  // sweep's budgets share them. params must be those this context was built with.
   struct Start {
-    std::string order;
-    Schedule schedule;
-    Bytes peak = 0;
+    RematParams params;
+    std::unique_ptr<const Context> context;
   };
-  const std::vector<Start>& LowerStarts() const;
+  const std::vector<Start>& LowerStarts(const RematParams& params) const;
 
  private:
-  std::vector<std::string> start_orders_;  // params.start_orders but base_order
   mutable bool partitioned_ = false;
   mutable std::optional<SubgraphTree> partition_;
   mutable std::optional<std::vector<Start>> lower_starts_;

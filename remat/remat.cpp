@@ -461,21 +461,16 @@ RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& para
 RematResult FromLowerStarts(const Context& ctx, Bytes budget, const RematParams& params,
                             const Shared& shared, RematResult result) {
   if (params.method != "best") return result;
-  for (const Context::Start& start : ctx.LowerStarts()) {
+  for (const Context::Start& start : ctx.LowerStarts(params)) {
     if (ctx.deadline.Expired()) break;
     if (result.feasible &&
         (result.recompute_cost <= 0 || result.recompute_cost <= shared.cost_bound))
       break;
-    RematParams p = params;
-    p.base_order = start.order;
-    p.fit.reorder_orders.clear();  // tried from the base order already, with the same answer
-    const Context other(ctx.graph, p, start.schedule, ctx.deadline);
-    Shared bound_only;
-    bound_only.bound = shared.bound;
-    bound_only.bound_budget = shared.bound_budget;
-    bound_only.cost_bound = shared.cost_bound;
+    Shared bound_only = shared;
+    bound_only.greedy = nullptr;  // the base order's
+    bound_only.checkpoint = nullptr;
     Schedule greedy_state;
-    RematResult r = PlanPreset(other, budget, p, greedy_state, bound_only);
+    RematResult r = PlanPreset(*start.context, budget, start.params, greedy_state, bound_only);
     r.no_remat_peak = result.no_remat_peak;  // the reference stays the base order's
     KeepBetter(result, std::move(r));
   }
