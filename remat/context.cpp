@@ -36,7 +36,11 @@ const std::vector<Context::Start>& Context::LowerStarts(const RematParams& param
   if (!lower_starts_) {
     lower_starts_.emplace();
     for (const std::string& order : params.start_orders) {
-      if (order == params.base_order) continue;
+      // The base order, and an order listed twice, would plan the same again.
+      if (order == params.base_order ||
+          std::any_of(lower_starts_->begin(), lower_starts_->end(),
+                      [&](const Start& s) { return s.params.base_order == order; }))
+        continue;
       Schedule schedule = ScheduleOrder(order, graph, model);
       if (TheoreticalPeak(graph, model, schedule) >= no_remat_peak) continue;
       Start s{params, nullptr};

@@ -140,6 +140,13 @@ TEST(ArenaFit, BestAlsoStartsFromAnOrderWithALowerPeak) {
   EXPECT_EQ(PlanRemat(g, budget, named).recompute_cost,
             PlanRemat(g, budget, Deterministic("greedy")).recompute_cost);
 
+  // An order listed twice plans the same plan once.
+  RematParams twice = params;
+  twice.start_orders = {"program", "program"};
+  const RematResult t = PlanRemat(g, budget, twice);
+  EXPECT_EQ(t.start_order, "program");
+  EXPECT_EQ(t.recompute_cost, r.recompute_cost);
+
   params.start_orders = {"nope"};
   EXPECT_THROW(PlanRemat(g, budget, params), InputError);
 }
