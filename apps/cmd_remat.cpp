@@ -101,7 +101,9 @@ std::string SweepSvg(const Graph& graph, const std::vector<remat::SweepPoint>& p
 int RunSweep(const RematOptions& options, const Graph& graph, const remat::RematParams& params,
              const Deadline& deadline) {
   std::vector<double> ratios;
-  for (double r = 1.0; r > 1e-9; r -= options.sweep_step) ratios.push_back(r);
+  // By multiplication, not repeated subtraction, so that the points are the ratios they print.
+  for (int i = 0; 1.0 - i * options.sweep_step > 1e-9; ++i)
+    ratios.push_back(1.0 - i * options.sweep_step);
   auto points = remat::Sweep(graph, ratios, params, deadline);
   const bool bounded = params.overhead_bound.in_sweep && params.overhead_bound.cuts > 0;
   if (!options.svg.empty())
@@ -186,8 +188,7 @@ int RunRemat(const RematOptions& options) {
   Bytes budget = options.budget;
   if (by_ratio) {
     const Bytes peak = remat::NoRematPeak(graph, params);
-    const std::optional<Bytes> b =
-        BytesFromDouble(static_cast<double>(peak) * options.budget_ratio);
+    const std::optional<Bytes> b = remat::BudgetOfRatio(peak, options.budget_ratio);
     if (!b)
       throw InputError("remat: --budget-ratio " + std::to_string(options.budget_ratio) +
                        " times the no-remat peak of " + std::to_string(peak) +

@@ -132,7 +132,7 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
   params.alignment = alignment;
   params.rule.rng_state_kept = rng_kept;
   const Bytes reference = remat::NoRematPeak(graph, params);
-  const auto budget = static_cast<Bytes>(static_cast<double>(reference) * ratio);
+  const Bytes budget = *remat::BudgetOfRatio(reference, ratio);
   remat::RematResult r = remat::PlanRemat(graph, budget, params);
   std::printf(
       "| %s | %d | %.0f%% | %s | %s | %.1f%% | %.2f%% | %.2f | %s | %.2f%% |\n", graph.name.c_str(),
@@ -209,7 +209,7 @@ void BoundRow(const Graph& graph, double ratio, bool rng_kept, Bytes alignment, 
   params.alignment = alignment;
   params.rule.rng_state_kept = rng_kept;
   const Bytes reference = remat::NoRematPeak(graph, params);
-  const auto budget = static_cast<Bytes>(static_cast<double>(reference) * ratio);
+  const Bytes budget = *remat::BudgetOfRatio(reference, ratio);
   const MemoryModel model = BuildMemoryModel(graph, alignment);
   const Bytes forced = CertifiedLowerBound(graph, model, BuildDependencies(graph)).bound;
   remat::RematParams single = params;
@@ -260,7 +260,7 @@ void Moccasin(int seeds) {
       kept.fit.fallback_base_orders.clear();
       const Bytes input = remat::NoRematPeak(g, kept);
       for (double ratio : {0.9, 0.8}) {
-        const auto budget = static_cast<Bytes>(static_cast<double>(input) * ratio);
+        const Bytes budget = *remat::BudgetOfRatio(input, ratio);
         const remat::RematResult k = remat::PlanRemat(g, budget, kept);
         const remat::RematResult b = remat::PlanRemat(g, budget, best);
         std::printf(

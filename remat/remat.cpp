@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <stdexcept>
 #include <tuple>
 
 #include "baseline/orders.h"
+#include "core/bytes.h"
 #include "core/deadline.h"
 #include "core/error.h"
 #include "layout/best.h"
@@ -526,6 +528,15 @@ Bytes NoRematPeak(const Graph& graph, const RematParams& params) {
   return TheoreticalPeak(graph, model, ScheduleOrder(params.base_order, graph, model));
 }
 
+std::optional<Bytes> BudgetOfRatio(Bytes reference, double ratio) {
+  const double value = static_cast<double>(reference) * ratio;
+  if (!std::isfinite(value) || value < 0.0 || value > static_cast<double>(kMaxBytes))
+    return std::nullopt;
+  // A relative hair above: a ratio such as 0.8, or one a sweep reached by subtraction, lands a
+  // rounding error below the exact product, which must not cost a byte.
+  return std::min(static_cast<Bytes>(std::floor(value * (1.0 + 1e-12))), kMaxBytes);
+}
+
 RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& params) {
   return PlanRemat(graph, budget, params, Deadline(params.time_limit_s));
 }
@@ -560,8 +571,13 @@ std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios
   const Context ctx(graph, params, deadline);
   const Bytes reference = ctx.no_remat_peak;
   std::vector<Bytes> budgets;
-  for (double ratio : ratios)
-    budgets.push_back(static_cast<Bytes>(static_cast<double>(reference) * ratio));
+  for (double ratio : ratios) {
+    const std::optional<Bytes> budget = BudgetOfRatio(reference, ratio);
+    if (!budget)
+      throw InputError("remat sweep: ratio " + std::to_string(ratio) + " of the no-remat peak (" +
+                       std::to_string(reference) + " B) is not a budget roam can plan");
+    budgets.push_back(*budget);
+  }
   // One greedy descent for every budget (it needs them in decreasing order) and one
   // evaluation of the checkpoint's segmentations, instead of one per budget.
   std::vector<size_t> by_budget(budgets.size());

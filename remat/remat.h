@@ -93,6 +93,11 @@ RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& param
 // Theoretical peak of graph's base order without recomputation (the reference of ratios).
 Bytes NoRematPeak(const Graph& graph, const RematParams& params = {});
 
+// The budget a ratio of the reference peak stands for, rounded down so that a plan within it is
+// within the ratio (the one rule of `--budget-ratio`, the sweep and the benchmarks); nullopt
+// where the ratio is not finite, negative, or the budget beyond roam's byte range.
+std::optional<Bytes> BudgetOfRatio(Bytes reference, double ratio);
+
 // The trade-off curve: for each budget ratio (of the no-remat peak), the least compute
 // found; points with feasible = false were out of reach.
 struct SweepPoint {

@@ -1,6 +1,7 @@
 // `roam remat`, `roam import-nodelink` and `roam validate` of rewritten graphs, end to end.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -212,6 +213,31 @@ TEST_F(RematCli, SweepPrintsTheTradeOffDownToTheSmallestFeasibleBudget) {
   EXPECT_LE(doc[0]["peak"].get<Bytes>(), doc[0]["budget"].get<Bytes>());
   for (size_t i = 1; i < doc.size(); ++i) EXPECT_GE(doc[i]["compute_overhead"].get<double>(), 0.0);
   EXPECT_FALSE(doc.back()["feasible"].get<bool>());
+}
+
+// One budget per ratio: --budget-ratio and the sweep's point at that ratio plan the same bytes
+// (the sweep once reached 0.8 as 1 - 0.2 in steps, a byte below).
+TEST_F(RematCli, BudgetRatioAndTheSweepPlanTheSameBudgetForARatio) {
+  const std::string graph = TrainingGraph(5, 6);
+  auto sweep =
+      RunRoam({"remat", graph, "--sweep", "--sweep-step", "0.05", "--alignment", "1", "--json"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  auto points = nlohmann::json::parse(sweep.out);
+  int compared = 0;
+  for (const auto& p : points) {
+    const double ratio = p["ratio"].get<double>();
+    if (std::abs(ratio - 0.8) > 1e-9 && std::abs(ratio - 0.65) > 1e-9) continue;
+    char text[16];
+    std::snprintf(text, sizeof text, "%.2f", ratio);
+    auto one = RunRoam({"remat", graph, "--budget-ratio", text, "--alignment", "1", "--json"});
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    auto r = nlohmann::json::parse(one.out.substr(0, one.out.find('\n')));
+    EXPECT_EQ(r["budget"].get<Bytes>(), p["budget"].get<Bytes>()) << text;
+    EXPECT_LE(static_cast<double>(r["budget"].get<Bytes>()),
+              ratio * static_cast<double>(r["no_remat_peak"].get<Bytes>()) + 1e-6);
+    ++compared;
+  }
+  EXPECT_EQ(compared, 2);
 }
 
 TEST_F(RematCli, ReportsTheComputeLowerBoundAndTheSweepPrintsItWhenAsked) {

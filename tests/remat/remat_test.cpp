@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <random>
 
@@ -40,6 +41,20 @@ Oracle BruteForce(const Graph& graph, Bytes budget, int extra) {
     if (peak <= budget) o.min_cost = std::min(o.min_cost, detail::RecomputeCost(graph, s));
   });
   return o;
+}
+
+// A ratio's budget is rounded down (a plan within it is within the ratio), and a ratio a hair
+// below an exact product because of floating point (0.8, or 1 - 0.05 four times) costs no byte.
+TEST(BudgetOfRatio, RoundsDownButNotAFloatingPointHairBelow) {
+  EXPECT_EQ(remat::BudgetOfRatio(1056, 0.8), Bytes{844});  // 844.8
+  EXPECT_EQ(remat::BudgetOfRatio(1000, 0.8), Bytes{800});
+  EXPECT_EQ(remat::BudgetOfRatio(1000, 1.0 - 0.05 - 0.05 - 0.05 - 0.05), Bytes{800});
+  EXPECT_EQ(remat::BudgetOfRatio(3, 1.0 / 3), Bytes{1});
+  EXPECT_EQ(remat::BudgetOfRatio(969, 0.0), Bytes{0});
+  EXPECT_EQ(remat::BudgetOfRatio(kMaxBytes, 1.0), kMaxBytes);
+  EXPECT_FALSE(remat::BudgetOfRatio(1000, -0.1).has_value());
+  EXPECT_FALSE(remat::BudgetOfRatio(1000, std::nan("")).has_value());
+  EXPECT_FALSE(remat::BudgetOfRatio(kMaxBytes, 2.0).has_value());
 }
 
 TEST(Recomputable, ForwardOpsAreButInPlaceOptimizerAndRandomOpsAreNot) {
