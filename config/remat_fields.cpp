@@ -264,6 +264,10 @@ const std::vector<Field>& RematFields() {
       Flag(
           "remat.fit.search_wide", "a second, bottom-left search where the first misses",
           [](auto& p) -> auto& { return p.remat.fit.search_wide; }),
+      Flag(
+          "remat.fit.search_at_budget",
+          "a search for a layout within the budget alone where the others miss it",
+          [](auto& p) -> auto& { return p.remat.fit.search_at_budget; }),
       Names(
           "remat.fit.fallback_base_orders", OrderNames(), "an order name",
           "order names, e.g. [xla-list]", "best's fallback greedy starts; [] = off",

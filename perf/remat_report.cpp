@@ -120,6 +120,10 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
     params.method = "best";
     params.fit.by = "theoretical";
   }
+  if (method == "best-no-budget-search") {  // best without the layout search at the budget
+    params.method = "best";
+    params.fit.search_at_budget = false;
+  }
   if (method == "best-base-order") {  // best from the base order alone (no start orders)
     params.method = "best";
     params.start_orders.clear();
@@ -343,9 +347,9 @@ int main(int argc, char** argv) {
     // MOCCASIN's random layered graphs: 5 nodes a layer, inputs from the 4 layers before.
     Graph g = testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n));
     for (double ratio : {0.9, 0.8})
-      for (const char* m :
-           {"greedy-lifetime", "greedy", "checkpoint", "lookahead", "blocks", "best-no-blocks",
-            "best-checkpoint", "best-no-lns", "best-base-order", "best-theoretical", "best"})
+      for (const char* m : {"greedy-lifetime", "greedy", "checkpoint", "lookahead", "blocks",
+                            "best-no-blocks", "best-checkpoint", "best-no-lns", "best-base-order",
+                            "best-theoretical", "best-no-budget-search", "best"})
         row(g, ratio, m, 1);
     if (n <= 120)  // the exact method's default ilp_max_ops
       for (double ratio : {0.9, 0.8}) row(g, ratio, "ilp", 1);

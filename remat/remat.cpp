@@ -174,17 +174,21 @@ MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
 
 // Offsets of a schedule's buffers and the arena's height: best-fit, then llfb, then the
 // layout search where both miss the theoretical peak, and where the arena is still over the
-// budget, the search once more with its bottom-left branching in groups of any size.
+// budget, the search once more with its bottom-left branching in groups of any size, then a
+// search for a layout within the budget alone (fit.search_wide, fit.search_at_budget).
 std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals, Bytes peak,
                                             Bytes budget, const RematParams& params,
-                                            double time_left) {
+                                            const Deadline& deadline) {
   layout::BestLayout best(intervals, params.alignment);
   best.OfferBestFit();
   if (best.height() > peak) best.OfferLlfb();
-  auto search = [&](bool wide) {
+  auto search = [&](bool wide, std::optional<Bytes> capacity) {
     layout::LayoutParams lp;
-    lp.time_limit_s = std::max(0.001, std::min(params.fit.search_time_limit_s, time_left));
+    // Each search to the time it has left: the run's deadline is one, whatever runs.
+    lp.time_limit_s = std::max(
+        0.001, std::min(params.fit.search_time_limit_s, std::min(deadline.Remaining(), 1e8)));
     lp.max_nodes = params.fit.search_max_nodes;
+    lp.capacity = capacity;
     if (wide) {
       // The default limits keep these techniques to groups of 1,000 buffers for whole training
       // graphs' sake (docs/layout.md); a rewritten graph of 1,000 ops and its copies is one
@@ -196,10 +200,13 @@ std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals,
   };
   // The greedy layouts missed the theoretical peak: the search engine closes the gap that
   // would otherwise cost a retry (a lower target, more recomputation).
-  const bool searching = params.fit.search_max_nodes > 0 && time_left > 0;
-  if (best.height() > peak && searching) search(false);
-  if (best.height() > budget && best.height() > peak && searching && params.fit.search_wide)
-    search(true);
+  auto searching = [&] { return params.fit.search_max_nodes > 0 && !deadline.Expired(); };
+  auto missed = [&] { return best.height() > budget && best.height() > peak && searching(); };
+  if (best.height() > peak && searching()) search(false, std::nullopt);
+  if (missed() && params.fit.search_wide) search(true, std::nullopt);
+  // Minimising, the search spends its nodes on heights below the budget too; asked for the
+  // budget alone, it prunes by it and may find a layout there the minimisation did not.
+  if (missed() && params.fit.search_at_budget) search(false, budget);
   const Bytes height = best.height();
   return {best.TakeOffsets(), height};
 }
@@ -297,7 +304,7 @@ Laid LayOutSchedule(const Context& ctx, MethodResult r, Bytes budget, const Rema
   Laid l;
   l.eval = detail::Evaluate(ctx.graph, r.schedule, params);
   auto intervals = PlannedIntervals(l.eval.model, l.eval.lifetimes);
-  std::tie(l.offsets, l.actual) = LayOut(intervals, l.eval.peak, budget, params, TimeLeft(ctx));
+  std::tie(l.offsets, l.actual) = LayOut(intervals, l.eval.peak, budget, params, ctx.deadline);
   l.measured = ByTheoretical(params) ? l.eval.peak : l.actual;
   l.method = std::move(r);
   return l;

@@ -159,6 +159,7 @@ remat:
     search_time_limit_s: 0.5
     search_max_nodes: 1000
     search_wide: false
+    search_at_budget: false
     long_chain: 32
     fallback_base_orders: [program]
     alone: []
@@ -232,6 +233,7 @@ remat:
   EXPECT_DOUBLE_EQ(r.fit.search_time_limit_s, 0.5);
   EXPECT_EQ(r.fit.search_max_nodes, 1000);
   EXPECT_FALSE(r.fit.search_wide);
+  EXPECT_FALSE(r.fit.search_at_budget);
   EXPECT_EQ(r.fit.long_chain, 32);
   EXPECT_EQ(r.fit.fallback_base_orders, (std::vector<std::string>{"program"}));
   EXPECT_EQ(r.alignment, 64);
