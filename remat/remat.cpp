@@ -537,8 +537,7 @@ Bytes NoRematPeak(const Graph& graph, const RematParams& params) {
 
 std::optional<Bytes> BudgetOfRatio(Bytes reference, double ratio) {
   const double value = static_cast<double>(reference) * ratio;
-  if (!std::isfinite(value) || value < 0.0 || value > static_cast<double>(kMaxBytes))
-    return std::nullopt;
+  if (!BytesFromDouble(value)) return std::nullopt;  // not finite, negative or beyond roam's bytes
   // A relative hair above: a ratio such as 0.8, or one a sweep reached by subtraction, lands a
   // rounding error below the exact product, which must not cost a byte.
   return std::min(static_cast<Bytes>(std::floor(value * (1.0 + 1e-12))), kMaxBytes);
