@@ -311,13 +311,23 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--nodes" && i + 1 < argc) only_nodes = std::atoi(argv[++i]);
   }
   for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--write-layered" && i + 1 < argc) {
-      for (int n : {40, 100, 250, 500, 1000})
-        WriteFileAtomically(
-            std::string(argv[i + 1]) + "/random-layered-" + std::to_string(n) + ".graph.json",
-            GraphToJson(testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n))));
-      return 0;
-    }
+    if (std::string(argv[i]) == "--write-layered" && i + 1 < argc) try {
+        for (int n : {40, 100, 250, 500, 1000})
+          WriteFileAtomically(
+              std::string(argv[i + 1]) + "/random-layered-" + std::to_string(n) + ".graph.json",
+              GraphToJson(testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n))));
+        for (int n : {100, 250, 500, 1000})
+          for (unsigned seed = 1; seed <= 3; ++seed)
+            WriteFileAtomically(
+                std::string(argv[i + 1]) + "/random-layered-" + std::to_string(n) + "-order" +
+                    std::to_string(seed) + ".graph.json",
+                GraphToJson(testing::InRandomOrder(
+                    testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n)), seed)));
+        return 0;
+      } catch (const InputError& e) {
+        std::fprintf(stderr, "roam_perf_remat: %s\n", e.what());
+        return 2;
+      }
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--bound") {
       bool plan = true;

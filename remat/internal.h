@@ -93,11 +93,14 @@ std::vector<MethodResult> GreedyDescent(
 void PruneRepeats(const Graph& graph, const std::vector<double>& costs, Bytes budget,
                   const RematParams& params, GreedyState& scratch, MethodResult& result);
 
-// Ruin and recreate (lns.cpp) on a schedule within budget, params.lns's rounds: returns
-// incumbent unless a cheaper schedule within budget was found (method "lns"). Past deadline it
-// returns the best so far.
-MethodResult RuinAndRecreate(const Graph& graph, const MethodResult& incumbent, Bytes budget,
-                             const RematParams& params, const Deadline& deadline);
+// Ruin and recreate (lns.cpp) on a schedule within target by its theoretical peak,
+// params.lns's rounds: returns incumbent unless a better schedule within target was found
+// (method "lns"). Fitting by the arena, better means cheaper and laid out within arena_budget
+// (the user's budget; a fit retry's target is below it). Past deadline it returns the best so
+// far.
+MethodResult RuinAndRecreate(const Graph& graph, const MethodResult& incumbent, Bytes target,
+                             Bytes arena_budget, const RematParams& params,
+                             const Deadline& deadline);
 
 // Chen et al.: the forward split into k segments; the activations inside a segment that the
 // backward reads are recomputed, segment by segment, right before the backward first needs

@@ -1,4 +1,4 @@
-// Ruin and recreate (method "lns"): a large-neighbourhood search from a schedule within budget.
+// Ruin and recreate (method "lns"): a large-neighbourhood search from a schedule within target.
 // Each round drops a few runs of copies, chosen at random, and lets the greedy's evictions at
 // the peak repair what that raised, each step choosing at random among the few best; the
 // repaired schedule is pruned and kept as the current one where it fits and costs at most a
@@ -40,10 +40,11 @@ bool ArenaFits(const Graph& graph, const Schedule& schedule, Bytes budget,
 
 }  // namespace
 
-MethodResult RuinAndRecreate(const Graph& graph, const MethodResult& incumbent, Bytes budget,
-                             const RematParams& params, const Deadline& deadline) {
+MethodResult RuinAndRecreate(const Graph& graph, const MethodResult& incumbent, Bytes target,
+                             Bytes arena_budget, const RematParams& params,
+                             const Deadline& deadline) {
   const LnsParams& lp = params.lns;
-  if (incumbent.peak > budget || graph.num_ops() > lp.max_ops || lp.rounds <= 0) return incumbent;
+  if (incumbent.peak > target || graph.num_ops() > lp.max_ops || lp.rounds <= 0) return incumbent;
   GreedyTools tools(graph, params);
   GreedyState& state = tools.state;
   std::mt19937_64 rng(static_cast<std::uint64_t>(lp.seed));
@@ -67,7 +68,7 @@ MethodResult RuinAndRecreate(const Graph& graph, const MethodResult& incumbent, 
     if (!state.Reset(trial)) continue;
     // Recreate: evictions at the peak, each drawn among the choice_width best that apply.
     bool broken = false;
-    for (int step = 0; step < lp.repair_steps && state.Peak() > budget; ++step) {
+    for (int step = 0; step < lp.repair_steps && state.Peak() > target; ++step) {
       std::vector<Candidate> cs =
           CandidatesAt(state, state.PeakStep(), tools.costs, tools.flags, params);
       std::vector<size_t> usable;
@@ -80,20 +81,22 @@ MethodResult RuinAndRecreate(const Graph& graph, const MethodResult& incumbent, 
         break;
       }
     }
-    if (broken || state.Peak() > budget) continue;
+    if (broken || state.Peak() > target) continue;
     MethodResult r;
     r.schedule = state.schedule();
     r.peak = state.Peak();
     r.recompute_cost = state.RecomputeCost();
-    PruneRepeats(graph, tools.costs, budget, params, state, r);
+    PruneRepeats(graph, tools.costs, target, params, state, r);
     const double slack = lp.accept_slack * (1.0 - static_cast<double>(round) / lp.rounds);
     if (r.recompute_cost <= current_cost * (1.0 + slack)) {
       current = r.schedule;
       current_cost = r.recompute_cost;
     }
+    // The arena is checked against the user's budget: at a fit retry's lower target, a schedule
+    // whose arena is between the two fits the plan.
     if (r.recompute_cost < best.recompute_cost &&
         (params.fit.by == "theoretical" ||
-         ArenaFits(graph, r.schedule, budget, params, deadline))) {
+         ArenaFits(graph, r.schedule, arena_budget, params, deadline))) {
       best = std::move(r);
       best.method = "lns";
       best.status = Status::kFeasible;

@@ -218,7 +218,8 @@ struct LnsParams {
   // the slack shrinking linearly to nothing over the rounds (threshold accepting).
   double accept_slack = 0.02;
   // Where the plan fits by the arena, a cheaper schedule is kept only where it lays out within
-  // the budget: by best-fit, by llfb, or by a layout search of at most this many nodes.
+  // the budget (the user's, also at a fit retry's lower target): by best-fit, by llfb, or by a
+  // layout search of at most this many nodes.
   std::int64_t layout_max_nodes = 1000;
   // The random sequence's seed: the same seed, the same plan on any machine.
   std::int64_t seed = 1;

@@ -65,6 +65,8 @@ struct Call {
   double time_left;  // seconds the exact method and the block passes may still take
   const Shared& shared;
   bool named;  // the method was named alone (not a preset's step)
+  // What the plan's arena must fit: the user's budget, where a retry's target is below it.
+  Bytes budget;
 };
 
 // The two shapes of a method.
@@ -125,7 +127,8 @@ MethodResult SolveExactly(Call& c, const MethodResult& incumbent, Bytes target) 
 }
 
 MethodResult RuinAndRecreate(Call& c, const MethodResult& incumbent, Bytes target) {
-  return detail::RuinAndRecreate(c.ctx.graph, incumbent, target, c.params, c.ctx.deadline);
+  return detail::RuinAndRecreate(c.ctx.graph, incumbent, target, c.budget, c.params,
+                                 c.ctx.deadline);
 }
 
 struct Named {
@@ -359,7 +362,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   if (is_best) best = WithoutRecomputation(ctx, budget, params);
   const bool reordered = best.has_value();
   for (int attempt = 0; !reordered && attempt <= params.fit.retries; ++attempt) {
-    Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best};
+    Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
     MethodResult r = RunPreset(call, preset, target);
     shared.greedy = nullptr;
     const Bytes reached = r.peak;
@@ -522,7 +525,7 @@ MethodResult detail::Improve(std::string_view name, const Context& ctx, const Re
                              const MethodResult& incumbent, Bytes target, double time_limit_s) {
   Schedule unused;
   const Shared none;
-  Call call{ctx, params, unused, time_limit_s, none, true};
+  Call call{ctx, params, unused, time_limit_s, none, true, target};
   const Improver improve = Find(name).improve;
   if (improve == nullptr) throw InputError("\"" + std::string(name) + "\" is no improver");
   return improve(call, incumbent, target);
