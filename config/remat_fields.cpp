@@ -254,6 +254,10 @@ const std::vector<Field>& RematFields() {
           "remat.fit.retry_step", 0.0, 1.0,
           "fraction of the arena's excess a retry lowers the target by",
           [](auto& p) -> auto& { return p.remat.fit.retry_step; }),
+      Int(
+          "remat.fit.refine_retries", 0, kMaxInt,
+          "bisections of the targets between a retry that missed and one that fit",
+          [](auto& p) -> auto& { return p.remat.fit.refine_retries; }),
       Number(
           "remat.fit.search_time_limit_s", 0.0, kInf,
           "seconds of layout search per attempt (a cap)",

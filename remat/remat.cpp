@@ -1,7 +1,7 @@
-// The remat driver (docs/remat.md, "Methods"): the methods in two shapes (build a schedule,
-// improve one) run as a preset lists them, the fit loop that lays out their schedules and
-// retries at lower targets, best's other start orders, and the trade-off sweep. The context
-// they read is built once per plan (context.cpp).
+// The remat driver (docs/remat.md, "Methods"): the fit loop that runs a preset's methods
+// (methods.cpp), lays out their schedules and retries at lower targets, best's other start
+// orders, and the trade-off sweep. The context they read is built once per plan
+// (context.cpp).
 #include "remat/remat.h"
 
 #include <algorithm>
@@ -20,160 +20,22 @@
 #include "layout/layout.h"
 #include "remat/context.h"
 #include "remat/internal.h"
+#include "remat/methods.h"
 
 namespace roam::remat {
 
 namespace {
 
+using detail::Call;
 using detail::Context;
+using detail::Find;
 using detail::MethodResult;
-
-// Seconds a search may still take under the plan's deadline, finite (1e8 s: none), so that the
-// solvers' own deadlines do not overflow.
-double TimeLeft(const Context& ctx) { return std::min(ctx.deadline.Remaining(), 1e8); }
+using detail::PresetOf;
+using detail::RunPreset;
+using detail::Shared;
+using detail::TimeLeft;
 
 bool ByTheoretical(const RematParams& params) { return params.fit.by == "theoretical"; }
-
-// Of two results for one budget: the one within it at less compute, else the lower peak.
-bool Better(const MethodResult& a, const MethodResult& b, Bytes budget) {
-  const bool fa = a.peak <= budget, fb = b.peak <= budget;
-  if (fa != fb) return fa;
-  if (fa) return a.recompute_cost < b.recompute_cost;
-  return a.peak < b.peak;
-}
-
-// Work a sweep shares between its budgets: the greedy descent's result for this budget (for
-// the first attempt only: a layout retry lowers the target) and the checkpoint's schedules.
-struct Shared {
-  const MethodResult* greedy = nullptr;
-  const std::vector<MethodResult>* checkpoint = nullptr;
-  // The compute bound at bound_budget, computed once for the witness and the report.
-  const OverheadBound* bound = nullptr;
-  Bytes bound_budget = -1;
-  // A recompute cost no schedule within the budget (hence within any lower target) goes below:
-  // a schedule that meets it is optimal, and the methods after it are not run.
-  double cost_bound = -std::numeric_limits<double>::infinity();
-};
-
-// One call of the methods at a target: what they read besides the context.
-struct Call {
-  const Context& ctx;
-  const RematParams& params;
-  // Where the greedy starts (empty: from the base schedule) and, on return, the schedule it
-  // ended with, so that a lower target continues from it (the fit loop's retries).
-  Schedule& greedy_state;
-  double time_left;  // seconds the exact method and the block passes may still take
-  const Shared& shared;
-  bool named;  // the method was named alone (not a preset's step)
-  // What the plan's arena must fit: the user's budget, where a retry's target is below it.
-  Bytes budget;
-};
-
-// The two shapes of a method.
-using Builder = MethodResult (*)(Call&, Bytes target);
-using Improver = MethodResult (*)(Call&, const MethodResult& incumbent, Bytes target);
-
-MethodResult BuildGreedy(Call& c, Bytes target) {
-  MethodResult r =
-      c.shared.greedy != nullptr
-          ? *c.shared.greedy
-          : detail::Greedy(c.ctx.graph, c.greedy_state.empty() ? c.ctx.start : c.greedy_state,
-                           target, c.params, detail::GreedyEvaluation::kIncremental,
-                           &c.ctx.deadline);
-  c.greedy_state = r.schedule;
-  return r;
-}
-
-MethodResult BuildCheckpoint(Call& c, Bytes target) {
-  return c.shared.checkpoint != nullptr
-             ? detail::PickCheckpoint(*c.shared.checkpoint, target)
-             : detail::Checkpoint(c.ctx.graph, c.ctx.start, target, c.params, &c.ctx.Partition());
-}
-
-MethodResult BuildLookahead(Call& c, Bytes target) {
-  return detail::Lookahead(c.ctx.graph, c.ctx.start, target, c.params, c.ctx.deadline);
-}
-
-MethodResult ImproveByBlocks(Call& c, const MethodResult& incumbent, Bytes target) {
-  return detail::ImproveByBlocks(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
-                                 std::max(0.0, c.time_left), &c.ctx.Partition());
-}
-
-MethodResult SplitBudget(Call& c, const MethodResult& incumbent, Bytes target) {
-  return detail::SplitBudgetByBlocks(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
-                                     std::max(0.0, c.time_left), &c.ctx.Partition());
-}
-
-// In a preset it needs the compute bound (overhead_bound.cuts > 0); named alone, it computes
-// one at one cut at least.
-MethodResult FollowWitness(Call& c, const MethodResult& incumbent, Bytes target) {
-  if (c.shared.bound != nullptr && c.shared.bound_budget == target)
-    return detail::FollowWitness(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
-                                 *c.shared.bound);
-  if (!c.named && c.params.overhead_bound.cuts <= 0) return incumbent;
-  RematParams p = c.params;
-  p.overhead_bound.cuts = std::max(1, p.overhead_bound.cuts);
-  return detail::FollowWitness(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
-                               OverheadLowerBound(c.ctx.graph, target, p));
-}
-
-// The exact method on graphs up to ilp.max_ops, warm-started from the incumbent.
-MethodResult SolveExactly(Call& c, const MethodResult& incumbent, Bytes target) {
-  // Below the peak lower bound nothing fits: the MILP would spend its time for nothing.
-  if (c.ctx.graph.num_ops() > c.params.ilp.max_ops || target < c.ctx.peak_lower_bound)
-    return incumbent;
-  return detail::Exact(c.ctx.graph, c.ctx.start, target, c.params, incumbent,
-                       std::max(0.0, c.time_left), c.shared.cost_bound);
-}
-
-MethodResult RuinAndRecreate(Call& c, const MethodResult& incumbent, Bytes target) {
-  return detail::RuinAndRecreate(c.ctx.graph, incumbent, target, c.budget, c.params,
-                                 c.ctx.deadline);
-}
-
-struct Named {
-  std::string_view name;
-  Builder build = nullptr;
-  Improver improve = nullptr;
-};
-constexpr Named kMethods[] = {
-    {"greedy", BuildGreedy, nullptr},       {"checkpoint", BuildCheckpoint, nullptr},
-    {"lookahead", BuildLookahead, nullptr}, {"blocks", nullptr, ImproveByBlocks},
-    {"blocks-dp", nullptr, SplitBudget},    {"witness", nullptr, FollowWitness},
-    {"ilp", nullptr, SolveExactly},         {"lns", nullptr, RuinAndRecreate},
-};
-
-const Named& Find(std::string_view name) {
-  for (const Named& m : kMethods)
-    if (m.name == name) return m;
-  throw InputError("unknown remat method \"" + std::string(name) + "\"");
-}
-
-// What params.method runs: `best`'s preset, a builder alone, or an improver on the greedy's
-// schedule.
-Preset PresetOf(const RematParams& params) {
-  if (params.method == "best") return params.best;
-  if (Find(params.method).build != nullptr) return {{params.method}, {}};
-  return {{"greedy"}, {params.method}};
-}
-
-// The builders of the preset (the cheapest within target kept, else the lowest peak), then
-// each improver in turn.
-MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
-  std::optional<MethodResult> best;
-  for (const std::string& name : preset.build) {
-    MethodResult r = Find(name).build(c, target);
-    if (!best || Better(r, *best, target)) best = std::move(r);
-  }
-  if (!best) throw InputError("a remat preset needs at least one builder");
-  for (const std::string& name : preset.improve) {
-    if (detail::MeetsCostBound(*best, target, c.shared.cost_bound) || c.ctx.deadline.Expired())
-      break;
-    c.time_left = TimeLeft(c.ctx);
-    *best = Find(name).improve(c, *best, target);
-  }
-  return std::move(*best);
-}
 
 // Offsets of a schedule's buffers and the arena's height: best-fit, then llfb, then the
 // layout search where both miss the theoretical peak, and where the arena is still over the
@@ -341,6 +203,24 @@ std::optional<Laid> WithoutRecomputation(const Context& ctx, Bytes budget,
   return std::nullopt;
 }
 
+// fit.refine_retries: a retry at target `fitted` laid out within the budget after one at
+// `missed` did not. A schedule's arena is not monotone in its target and the retries step down
+// by half the excess, so the targets between are bisected, each run from the greedy's schedule
+// at the miss, and best becomes the cheapest fit (Better).
+void RefineTarget(const Context& ctx, Bytes budget, const RematParams& params, const Preset& preset,
+                  bool is_best, const Shared& shared, Bytes missed, Bytes fitted,
+                  const Schedule& greedy_at_miss, Laid& best) {
+  for (int k = 0; k < params.fit.refine_retries && missed - fitted > 1 && !ctx.deadline.Expired();
+       ++k) {
+    const Bytes mid = fitted + (missed - fitted) / 2;
+    Schedule greedy_state = greedy_at_miss;
+    Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
+    Laid l = LayOutSchedule(ctx, RunPreset(call, preset, mid), budget, params);
+    (l.measured <= budget ? fitted : missed) = mid;
+    if (Better(l, best, budget)) best = std::move(l);
+  }
+}
+
 // The fit loop for one preset: the methods meet a target on the theoretical peak; the layout
 // may need more, so the target is lowered by the excess and the methods rerun (fit.retries);
 // where every attempt missed, `best` tries its fallbacks. The plan's status and report.
@@ -361,6 +241,10 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   std::optional<Laid> best;
   if (is_best) best = WithoutRecomputation(ctx, budget, params);
   const bool reordered = best.has_value();
+  // The lowest target that missed and the greedy's schedule after it, for fit.refine_retries.
+  std::optional<Bytes> missed_at;
+  Schedule greedy_at_miss;
+  bool fitted = false;
   for (int attempt = 0; !reordered && attempt <= params.fit.retries; ++attempt) {
     Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
     MethodResult r = RunPreset(call, preset, target);
@@ -369,13 +253,19 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
     Laid l = LayOutSchedule(ctx, std::move(r), budget, params);
     const Bytes theoretical = l.eval.peak, actual = l.actual, measured = l.measured;
     if (!best || Better(l, *best, budget)) best = std::move(l);
-    if (measured <= budget || reached > target || ctx.deadline.Expired()) break;
+    fitted = measured <= budget;
+    if (fitted || reached > target || ctx.deadline.Expired()) break;
+    missed_at = target;
+    greedy_at_miss = greedy_state;
     // Below the peak this schedule already reached: a schedule that met the old target with
     // room to spare would otherwise come back unchanged.
     const auto step =
         static_cast<Bytes>(params.fit.retry_step * static_cast<double>(actual - budget));
     target = std::min(target, theoretical) - std::max<Bytes>(1, step);
   }
+  if (fitted && missed_at)
+    RefineTarget(ctx, budget, params, preset, is_best, shared, *missed_at, target, greedy_at_miss,
+                 *best);
   if (best->measured > budget && is_best && !params.fit.fallback_base_orders.empty() &&
       budget >= ctx.peak_lower_bound && !ctx.deadline.Expired()) {
     // Every attempt missed by the arena: the first fallback whose arena fits is the plan.
@@ -526,7 +416,7 @@ MethodResult detail::Improve(std::string_view name, const Context& ctx, const Re
   Schedule unused;
   const Shared none;
   Call call{ctx, params, unused, time_limit_s, none, true, target};
-  const Improver improve = Find(name).improve;
+  const detail::Improver improve = Find(name).improve;
   if (improve == nullptr) throw InputError("\"" + std::string(name) + "\" is no improver");
   return improve(call, incumbent, target);
 }

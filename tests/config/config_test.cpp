@@ -156,6 +156,7 @@ remat:
   fit:
     by: theoretical
     retries: 2
+    refine_retries: 1
     search_time_limit_s: 0.5
     search_max_nodes: 1000
     search_wide: false
@@ -230,6 +231,7 @@ remat:
   EXPECT_EQ(r.lookahead.refine_attempts, 7);
   EXPECT_EQ(r.lookahead.max_computations_factor, 8);
   EXPECT_EQ(r.fit.retries, 2);
+  EXPECT_EQ(r.fit.refine_retries, 1);
   EXPECT_DOUBLE_EQ(r.fit.search_time_limit_s, 0.5);
   EXPECT_EQ(r.fit.search_max_nodes, 1000);
   EXPECT_FALSE(r.fit.search_wide);

@@ -1,0 +1,119 @@
+// remat's methods behind one table (methods.h): each method's name, shape and call.
+#include "remat/methods.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "core/error.h"
+
+namespace roam::remat::detail {
+namespace {
+
+// Of two results for one budget: the one within it at less compute, else the lower peak.
+bool Better(const MethodResult& a, const MethodResult& b, Bytes budget) {
+  const bool fa = a.peak <= budget, fb = b.peak <= budget;
+  if (fa != fb) return fa;
+  if (fa) return a.recompute_cost < b.recompute_cost;
+  return a.peak < b.peak;
+}
+
+MethodResult BuildGreedy(Call& c, Bytes target) {
+  MethodResult r = c.shared.greedy != nullptr
+                       ? *c.shared.greedy
+                       : Greedy(c.ctx.graph, c.greedy_state.empty() ? c.ctx.start : c.greedy_state,
+                                target, c.params, GreedyEvaluation::kIncremental, &c.ctx.deadline);
+  c.greedy_state = r.schedule;
+  return r;
+}
+
+MethodResult BuildCheckpoint(Call& c, Bytes target) {
+  return c.shared.checkpoint != nullptr
+             ? PickCheckpoint(*c.shared.checkpoint, target)
+             : Checkpoint(c.ctx.graph, c.ctx.start, target, c.params, &c.ctx.Partition());
+}
+
+MethodResult BuildLookahead(Call& c, Bytes target) {
+  return Lookahead(c.ctx.graph, c.ctx.start, target, c.params, c.ctx.deadline);
+}
+
+MethodResult RunBlocks(Call& c, const MethodResult& incumbent, Bytes target) {
+  return ImproveByBlocks(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
+                         std::max(0.0, c.time_left), &c.ctx.Partition());
+}
+
+MethodResult SplitBudget(Call& c, const MethodResult& incumbent, Bytes target) {
+  return SplitBudgetByBlocks(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
+                             std::max(0.0, c.time_left), &c.ctx.Partition());
+}
+
+// In a preset it needs the compute bound (overhead_bound.cuts > 0); named alone, it computes
+// one at one cut at least.
+MethodResult RunWitness(Call& c, const MethodResult& incumbent, Bytes target) {
+  if (c.shared.bound != nullptr && c.shared.bound_budget == target)
+    return FollowWitness(c.ctx.graph, c.ctx.start, incumbent, target, c.params, *c.shared.bound);
+  if (!c.named && c.params.overhead_bound.cuts <= 0) return incumbent;
+  RematParams p = c.params;
+  p.overhead_bound.cuts = std::max(1, p.overhead_bound.cuts);
+  return FollowWitness(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
+                       OverheadLowerBound(c.ctx.graph, target, p));
+}
+
+// The exact method on graphs up to ilp.max_ops, warm-started from the incumbent.
+MethodResult SolveExactly(Call& c, const MethodResult& incumbent, Bytes target) {
+  // Below the peak lower bound nothing fits: the MILP would spend its time for nothing.
+  if (c.ctx.graph.num_ops() > c.params.ilp.max_ops || target < c.ctx.peak_lower_bound)
+    return incumbent;
+  return Exact(c.ctx.graph, c.ctx.start, target, c.params, incumbent, std::max(0.0, c.time_left),
+               c.shared.cost_bound);
+}
+
+MethodResult RunLns(Call& c, const MethodResult& incumbent, Bytes target) {
+  return RuinAndRecreate(c.ctx.graph, incumbent, target, c.budget, c.params, c.ctx.deadline);
+}
+
+}  // namespace
+
+// Seconds a search may still take under the plan's deadline, finite (1e8 s: none), so that the
+// solvers' own deadlines do not overflow.
+double TimeLeft(const Context& ctx) { return std::min(ctx.deadline.Remaining(), 1e8); }
+
+constexpr Named kMethods[] = {
+    {"greedy", BuildGreedy, nullptr},       {"checkpoint", BuildCheckpoint, nullptr},
+    {"lookahead", BuildLookahead, nullptr}, {"blocks", nullptr, RunBlocks},
+    {"blocks-dp", nullptr, SplitBudget},    {"witness", nullptr, RunWitness},
+    {"ilp", nullptr, SolveExactly},         {"lns", nullptr, RunLns},
+};
+
+const Named& Find(std::string_view name) {
+  for (const Named& m : kMethods)
+    if (m.name == name) return m;
+  throw InputError("unknown remat method \"" + std::string(name) + "\"");
+}
+
+// What params.method runs: `best`'s preset, a builder alone, or an improver on the greedy's
+// schedule.
+Preset PresetOf(const RematParams& params) {
+  if (params.method == "best") return params.best;
+  if (Find(params.method).build != nullptr) return {{params.method}, {}};
+  return {{"greedy"}, {params.method}};
+}
+
+// The builders of the preset (the cheapest within target kept, else the lowest peak), then
+// each improver in turn.
+MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
+  std::optional<MethodResult> best;
+  for (const std::string& name : preset.build) {
+    MethodResult r = Find(name).build(c, target);
+    if (!best || Better(r, *best, target)) best = std::move(r);
+  }
+  if (!best) throw InputError("a remat preset needs at least one builder");
+  for (const std::string& name : preset.improve) {
+    if (MeetsCostBound(*best, target, c.shared.cost_bound) || c.ctx.deadline.Expired()) break;
+    c.time_left = TimeLeft(c.ctx);
+    *best = Find(name).improve(c, *best, target);
+  }
+  return std::move(*best);
+}
+
+}  // namespace roam::remat::detail

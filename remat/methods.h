@@ -1,0 +1,74 @@
+// remat's methods in their two shapes (docs/remat.md, "Methods"): builders make a schedule
+// for a target, improvers take one and return one never dearer and never over the target. The
+// fit loop (remat.cpp) runs them as a preset lists them, through these.
+//
+// In: the plan's context, the parameters, a target and what a sweep shares between budgets.
+// Out: a schedule (MethodResult) within the target where a method found one.
+#pragma once
+
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "core/types.h"
+#include "remat/bound.h"
+#include "remat/context.h"
+#include "remat/internal.h"
+#include "remat/params.h"
+
+namespace roam::remat::detail {
+
+// Seconds a search may still take under the plan's deadline, finite (1e8 s: none), so that the
+// solvers' own deadlines do not overflow.
+double TimeLeft(const Context& ctx);
+
+// Work a sweep shares between its budgets: the greedy descent's result for this budget (for
+// the first attempt only: a layout retry lowers the target) and the checkpoint's schedules.
+struct Shared {
+  const MethodResult* greedy = nullptr;
+  const std::vector<MethodResult>* checkpoint = nullptr;
+  // The compute bound at bound_budget, computed once for the witness and the report.
+  const OverheadBound* bound = nullptr;
+  Bytes bound_budget = -1;
+  // A recompute cost no schedule within the budget (hence within any lower target) goes below:
+  // a schedule that meets it is optimal, and the methods after it are not run.
+  double cost_bound = -std::numeric_limits<double>::infinity();
+};
+
+// One call of the methods at a target: what they read besides the context.
+struct Call {
+  const Context& ctx;
+  const RematParams& params;
+  // Where the greedy starts (empty: from the base schedule) and, on return, the schedule it
+  // ended with, so that a lower target continues from it (the fit loop's retries).
+  Schedule& greedy_state;
+  double time_left;  // seconds the exact method and the block passes may still take
+  const Shared& shared;
+  bool named;  // the method was named alone (not a preset's step)
+  // What the plan's arena must fit: the user's budget, where a retry's target is below it.
+  Bytes budget;
+};
+
+// The two shapes of a method.
+using Builder = MethodResult (*)(Call&, Bytes target);
+using Improver = MethodResult (*)(Call&, const MethodResult& incumbent, Bytes target);
+
+// A method's name and its one shape (the other is null).
+struct Named {
+  std::string_view name;
+  Builder build = nullptr;
+  Improver improve = nullptr;
+};
+
+// The method of that name; InputError for an unknown one.
+const Named& Find(std::string_view name);
+
+// What params.method runs: `best`'s preset, a builder alone, or an improver on the greedy's
+// schedule.
+Preset PresetOf(const RematParams& params);
+
+// The builders of the preset (the cheapest within target kept, else the lowest peak), then
+// each improver in turn.
+MethodResult RunPreset(Call& c, const Preset& preset, Bytes target);
+
+}  // namespace roam::remat::detail
