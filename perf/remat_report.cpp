@@ -312,17 +312,17 @@ int main(int argc, char** argv) {
   }
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--write-layered" && i + 1 < argc) try {
-        for (int n : {40, 100, 250, 500, 1000})
-          WriteFileAtomically(
-              std::string(argv[i + 1]) + "/random-layered-" + std::to_string(n) + ".graph.json",
-              GraphToJson(testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n))));
-        for (int n : {100, 250, 500, 1000})
-          for (unsigned seed = 1; seed <= 3; ++seed)
-            WriteFileAtomically(
-                std::string(argv[i + 1]) + "/random-layered-" + std::to_string(n) + "-order" +
-                    std::to_string(seed) + ".graph.json",
-                GraphToJson(testing::InRandomOrder(
-                    testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n)), seed)));
+        // Each graph, and from 100 nodes on also in the three random input orders of
+        // --moccasin (files ...-orderK), so that the CLI reproduces its cells.
+        for (int n : {40, 100, 250, 500, 1000}) {
+          const Graph g = testing::RandomLayered({.nodes = n}, static_cast<unsigned>(n));
+          const std::string stem =
+              std::string(argv[i + 1]) + "/random-layered-" + std::to_string(n);
+          WriteFileAtomically(stem + ".graph.json", GraphToJson(g));
+          for (unsigned seed = 1; n >= 100 && seed <= 3; ++seed)
+            WriteFileAtomically(stem + "-order" + std::to_string(seed) + ".graph.json",
+                                GraphToJson(testing::InRandomOrder(g, seed)));
+        }
         return 0;
       } catch (const InputError& e) {
         std::fprintf(stderr, "roam_perf_remat: %s\n", e.what());

@@ -244,7 +244,6 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   // The lowest target that missed and the greedy's schedule after it, for fit.refine_retries.
   std::optional<Bytes> missed_at;
   Schedule greedy_at_miss;
-  bool fitted = false;
   for (int attempt = 0; !reordered && attempt <= params.fit.retries; ++attempt) {
     Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
     MethodResult r = RunPreset(call, preset, target);
@@ -253,8 +252,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
     Laid l = LayOutSchedule(ctx, std::move(r), budget, params);
     const Bytes theoretical = l.eval.peak, actual = l.actual, measured = l.measured;
     if (!best || Better(l, *best, budget)) best = std::move(l);
-    fitted = measured <= budget;
-    if (fitted || reached > target || ctx.deadline.Expired()) break;
+    if (measured <= budget || reached > target || ctx.deadline.Expired()) break;
     missed_at = target;
     greedy_at_miss = greedy_state;
     // Below the peak this schedule already reached: a schedule that met the old target with
@@ -263,7 +261,8 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
         static_cast<Bytes>(params.fit.retry_step * static_cast<double>(actual - budget));
     target = std::min(target, theoretical) - std::max<Bytes>(1, step);
   }
-  if (fitted && missed_at)
+  // The loop ends at the first fit, so best fits only where the last attempt did.
+  if (missed_at && best->measured <= budget)
     RefineTarget(ctx, budget, params, preset, is_best, shared, *missed_at, target, greedy_at_miss,
                  *best);
   if (best->measured > budget && is_best && !params.fit.fallback_base_orders.empty() &&
