@@ -199,7 +199,7 @@ class Devices(unittest.TestCase):
                                           focal_loss, *batch(torch.Generator()))
         model = ConvAttention().to("meta")
         with with_roam(), self.assertRaisesRegex(roam_torch.UserStepError,
-                                                 "model: on meta; the API plans CPU steps"):
+                                                 "model: on meta; a planned step runs on the CPU or on CUDA"):
             roam_torch.plan_training_step(model, torch.optim.Adam(model.parameters()),
                                           focal_loss, *batch(torch.Generator()))
 

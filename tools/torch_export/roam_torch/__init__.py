@@ -5,13 +5,16 @@ plan_training_step(model, optimizer, loss_fn, example_inputs, example_targets,
 budget_ratio=None) -> PlannedTrainingStep, whose step(inputs, targets) runs one step in the
 planned arena and memory() reports its bytes. Errors: UserStepError (bad arguments),
 TraceError (the step cannot be traced over fake tensors), PlanningError (roam missing or
-failing), UnsupportedTorch (a PyTorch the tracer does not support).
+failing), UnsupportedTorch (a PyTorch the tracer does not support). On CUDA,
+install_cuda_allocator() (before the first CUDA tensor) lets a planned step serve its ops' own
+allocations from the arena; NotInstalled says why it cannot.
 """
 
 _API = {"plan_training_step": "training", "PlannedTrainingStep": "training",
         "PlanningError": "training", "UserStepError": "user_trace",
         "UnsupportedTorch": "compat", "check_torch_version": "compat",
-        "TraceError": "trace"}
+        "TraceError": "trace", "install_cuda_allocator": "cuda_scratch",
+        "NotInstalled": "cuda_scratch"}
 
 
 def __getattr__(name):

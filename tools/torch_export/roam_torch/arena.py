@@ -28,7 +28,8 @@ import torch
 import torch.fx as fx
 
 from . import compat, nested, patches
-from . import scratch as scratch_allocator
+from . import cuda_scratch
+from . import scratch as cpu_scratch
 from .export_graph import _op_outputs
 
 aten = torch.ops.aten
@@ -214,6 +215,9 @@ class PlannedStep:
         scratch = scratch or {}
         self.scratch = {op: (arena.base + placement[tid], self.tensors[tid]["size"])
                         for op, tid in scratch.items()}
+        # The allocator that serves them: c10's CPU allocator wrapped, or on CUDA roam's
+        # pluggable allocator.
+        self.scratch_allocator = cuda_scratch if self.device.type == "cuda" else cpu_scratch
         self.measure_window = None  # (address, size): measure every op's scratch there
         self.scratch_seen = {}  # op id -> (high-water mark, outside peak, blocks left live)
         scratch_tensors = set(scratch.values())
@@ -365,11 +369,11 @@ class PlannedStep:
         if window is None:
             self._run_op_here(op_id, n)
             return
-        scratch_allocator.open_window(*window)
+        self.scratch_allocator.open_window(*window)
         try:
             self._run_op_here(op_id, n)
         finally:
-            self.scratch_seen[op_id] = scratch_allocator.close_window()
+            self.scratch_seen[op_id] = self.scratch_allocator.close_window()
         live = self.scratch_seen[op_id][2]
         if live and self.measure_window is None:
             # The window's bytes belong to the next op's temporaries: a block still in use

@@ -156,6 +156,11 @@ void roam_scratch_open(void* base, std::size_t size) {
   s.base = size == 0 ? nullptr : static_cast<char*>(base);
   s.size = size;
   s.in_window.clear();
+  // A window at the start of a buffer from this allocator (the measuring buffer, or a temporary
+  // at the arena's offset 0) must not hand out the buffer's own address: blocks are known by
+  // their address. Its first aligned slot stays unused; the high-water mark counts it only
+  // under a block.
+  if (s.base != nullptr && s.blocks.count(s.base) != 0) s.in_window[0] = kAlign;
   s.high_water = 0;
   s.live = 0;
   s.outside_at_open = s.outside;

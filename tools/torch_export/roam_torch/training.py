@@ -24,7 +24,7 @@ import tempfile
 import torch
 
 from . import arena as ar
-from . import compat, export_graph, memory, plan_io, progress, scratch
+from . import compat, cuda_scratch, export_graph, memory, plan_io, progress, scratch
 from . import rewritten as rw
 from . import user_trace as ut
 from .user_trace import UserStepError
@@ -32,6 +32,14 @@ from .user_trace import UserStepError
 
 class PlanningError(Exception):
     """roam could not plan the step, or wrote a plan the runner cannot run."""
+
+
+class KeptMemory(Exception):
+    """An op kept memory it allocated past its step, so its scratch cannot be planned."""
+
+
+# Measuring windows an op's kept allocation still points into (see measure_scratch).
+_KEPT_WINDOWS = []
 
 
 def find_roam_binary():
@@ -119,6 +127,7 @@ class PlannedTrainingStep:
             (layout.input_leaves, layout.input_spec),
             (layout.target_leaves, layout.target_spec))
         self.scratch_note = "yes" if self.op_scratch else "no"
+        self.library_workspace_bytes = 0  # CUDA: cuBLAS's workspaces, persistent
         self.steps_run = 0
         self.eager_steps = 0
         self.last = {}
@@ -164,7 +173,9 @@ class PlannedTrainingStep:
                                 "planned: plan the step again")
         self.runner.arg_overrides = self.scalars.refresh()
         with torch.no_grad():
-            if self.measure_memory:
+            if self.measure_memory and self.device.type == "cuda":
+                loss, outside = _cuda_peak_outside(self.device, lambda: self.runner.run(flat))
+            elif self.measure_memory:
                 loss, outside = memory.peak_outside(lambda: self.runner.run(flat))
             else:
                 loss, outside = self.runner.run(flat), None
@@ -184,18 +195,34 @@ class PlannedTrainingStep:
         # Before SGD's eager first step its momentum buffers do not exist yet: zeros stand in.
         state = ut.future_state(self.optimizer) if self.first_step_eager else \
             self.optimizer.state
-        flat = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype).zero_()
+        flat = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype,
+                                    device=self.device).zero_()
                 if t.is_meta else t.clone()
                 for t in self.layout.flat(state, inputs, targets)[0]]
-        window = torch.empty(max(64 << 20, 2 * self.arena_bytes), dtype=torch.uint8)
+        window = torch.empty(max(64 << 20, 2 * self.arena_bytes), dtype=torch.uint8,
+                             device=self.device)
+        cuda = self.device.type == "cuda"
         rng = torch.get_rng_state()
+        cuda_rng = torch.cuda.get_rng_state(self.device) if cuda else None
         self.runner.measure_window = (window.data_ptr(), window.numel())
         try:
             with torch.no_grad():
                 self.runner.run(flat)
+            if cuda:
+                torch.cuda.synchronize(self.device)
         finally:
             self.runner.measure_window = None
             torch.set_rng_state(rng)
+            if cuda:
+                torch.cuda.set_rng_state(cuda_rng, self.device)
+        kept = [op for op, (_, _, live) in self.runner.scratch_seen.items() if live]
+        if kept:
+            # An op kept memory past its step (a library's cache made on first use): it points
+            # into the measuring window, which must then outlive every step.
+            _KEPT_WINDOWS.append(window)
+            raise KeptMemory(
+                f"{len(kept)} op(s) kept memory they allocated past their step (first: op "
+                f"{kept[0]}) when their scratch was measured")
         return {op: high + outside for op, (high, outside, _) in
                 self.runner.scratch_seen.items() if high + outside > 0}
 
@@ -214,7 +241,8 @@ class PlannedTrainingStep:
                "op_scratch_ops": len(self.op_scratch),
                "op_scratch_bytes": sum(self.program.graph["tensors"][t]["size"]
                                        for t in self.op_scratch.values()),
-               "op_scratch_in_arena": self.scratch_note}
+               "op_scratch_in_arena": self.scratch_note,
+               "library_workspace_bytes": self.library_workspace_bytes}
         if self.last.get("outside_peak_bytes") is not None:
             out["outside_arena_peak_bytes"] = self.last["outside_peak_bytes"]
             out["measured_peak_bytes"] = self.arena.allocated + self.last["outside_peak_bytes"]
@@ -268,11 +296,10 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
         raise UserStepError(f"model: its parameters and buffers are on {len(devices)} devices "
                             f"({', '.join(sorted(map(str, devices)))}); a planned step runs on one")
     device = next(iter(devices), torch.device("cpu"))
-    if device.type != "cpu":
-        # Measured on an H200 (docs/torch-export.md, "What is not done"): without each op's
-        # own allocations in the arena a CUDA step peaks above eager's.
-        raise UserStepError(f"model: on {device}; the API plans CPU steps (a plan runs on "
-                            "CUDA with run_plan.py --device cuda)")
+    if device.type not in ("cpu", "cuda"):
+        raise UserStepError(f"model: on {device}; a planned step runs on the CPU or on CUDA")
+    allocator = cuda_scratch if device.type == "cuda" else scratch
+    workspace_bytes = _warm_cuda_libraries(device) if device.type == "cuda" else 0
 
     ut.init_adam_state(optimizer)
     first_step_eager = ut.missing_state(optimizer)
@@ -284,7 +311,7 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
     chain_random_ops(graph, export)
 
     workdir = tempfile.TemporaryDirectory(prefix="roam-train-")
-    want_scratch = op_scratch and scratch.available()
+    want_scratch = op_scratch and allocator.available()
     # With op scratch, a first plan without temporaries runs the measuring step (remat's
     # copies come with the second plan).
     first = _plan(roam, export, workdir.name, None if want_scratch else budget_ratio,
@@ -293,12 +320,24 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
                        first_step_eager, measure_memory, workdir)
     if not want_scratch:
         planned.scratch_note = "no: " + ("op_scratch=False" if not op_scratch
-                                         else scratch.why())
+                                         else allocator.why())
+        planned.library_workspace_bytes = workspace_bytes
         return planned
     # Op scratch (docs/torch-export.md "Op scratch in the arena"): measure what each op
     # allocates beyond its planned outputs, give it a planned temporary, plan again.
     progress.say("measuring each op's scratch")
-    sizes = planned.measure_scratch(example_inputs, example_targets)
+    try:
+        sizes = planned.measure_scratch(example_inputs, example_targets)
+    except ar.RunFailure as e:
+        raise PlanningError(f"the step measuring each op's scratch failed: {e}") from None
+    except KeptMemory as e:
+        del planned
+        planned = _planned(model, optimizer, loss_fn, traced, layout, export,
+                           *_plan(roam, export, workdir.name, budget_ratio, time_limit),
+                           first_step_eager, measure_memory, workdir)
+        planned.scratch_note = f"no: {e}"
+        planned.library_workspace_bytes = workspace_bytes
+        return planned
     del planned
     temporaries = add_op_temporaries(export.graph, sizes)
     program, plan, path = _plan(roam, export, workdir.name, budget_ratio, time_limit)
@@ -309,8 +348,52 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
             t = program.copy_outputs.get(op, {}).get(t)
         if t is not None:
             windows[op] = t
-    return _planned(model, optimizer, loss_fn, traced, layout, export, program, plan, path,
-                    first_step_eager, measure_memory, workdir, windows)
+    planned = _planned(model, optimizer, loss_fn, traced, layout, export, program, plan, path,
+                       first_step_eager, measure_memory, workdir, windows)
+    planned.library_workspace_bytes = workspace_bytes
+    return planned
+
+
+def _cuda_peak_outside(device, fn):
+    """(fn(), the most bytes CUDA allocated at once while fn ran above what was live before):
+    counted by roam's allocator where it is installed, else by PyTorch's caching allocator
+    (its allocated bytes, rounded to its 512-byte blocks)."""
+    if cuda_scratch.installed():
+        before = cuda_scratch.counters()[0]
+        cuda_scratch.reset_peak()
+        result = fn()
+        return result, cuda_scratch.counters()[1] - before
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    before = torch.cuda.memory_allocated(device)
+    result = fn()
+    torch.cuda.synchronize(device)
+    return result, torch.cuda.max_memory_allocated(device) - before
+
+
+def _warm_cuda_libraries(device):
+    """Makes cuBLAS and cuBLASLt allocate the workspaces they keep for the process (at their
+    first product on a stream), so that no op's window serves them and they are persistent
+    bytes like the parameters; returns their bytes (docs/torch-export.md, "Op scratch on
+    CUDA")."""
+    before = _cuda_live_bytes(device)
+    with torch.no_grad():
+        for dtype in (torch.float32, torch.bfloat16, torch.float16):
+            a = torch.ones(64, 64, dtype=dtype, device=device)
+            bias = torch.ones(64, dtype=dtype, device=device)
+            torch.addmm(bias, a, a)
+            torch.mm(a, a)
+            torch.bmm(a[None], a[None])
+            torch.nn.functional.linear(a, a, bias)
+            del a, bias
+    torch.cuda.synchronize(device)
+    return max(0, _cuda_live_bytes(device) - before)
+
+
+def _cuda_live_bytes(device):
+    if cuda_scratch.installed():
+        return cuda_scratch.counters()[0]
+    return torch.cuda.memory_allocated(device)
 
 
 def _plan(roam, export, workdir, budget_ratio, time_limit):

@@ -1,0 +1,170 @@
+"""Op scratch in the arena on CUDA: cuda_scratch_allocator.cpp as the process's CUDA allocator
+(torch.cuda.memory.CUDAPluggableAllocator), built on first use with g++ and loaded with
+ctypes (docs/torch-export.md, "Op scratch on CUDA").
+
+It has the interface of scratch.py (open_window, close_window) plus counters of every byte
+CUDA allocated, which stand in for torch.cuda.max_memory_allocated (a pluggable allocator has
+no statistics). PyTorch lets a process change its CUDA allocator only before the first CUDA
+allocation, so install() must run before the model is moved to the GPU; afterwards
+available() is False with that reason, and a planned step allocates its ops' own memory
+outside the arena as before.
+"""
+
+import ctypes
+import hashlib
+import os
+import subprocess
+
+import torch
+
+from . import scratch
+
+_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_scratch_allocator.cpp")
+_PATH = None  # the built library
+_LIB = None  # loaded (for tests, with any backend)
+_INSTALLED = False
+_WHY = None
+
+
+class NotInstalled(RuntimeError):
+    """roam's CUDA allocator cannot be (or was not) installed; the message says why."""
+
+
+def build():
+    """The library's path, built with g++ into roam_torch's cache directory if needed."""
+    global _PATH
+    if _PATH is not None:
+        return _PATH
+    with open(_SOURCE, "rb") as f:
+        key = hashlib.sha256(f.read()).hexdigest()
+    out = os.path.join(scratch._cache_dir(), f"cuda_scratch_allocator-{key[:16]}.so")
+    if not os.path.isfile(out):
+        os.makedirs(scratch._cache_dir(), exist_ok=True)
+        tmp = f"{out}.{os.getpid()}.tmp"
+        cmd = ["g++", "-O2", "-std=c++17", "-shared", "-fPIC", _SOURCE, "-o", tmp]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True)
+        except OSError as e:
+            raise OSError(f"cannot run g++: {e.strerror}") from None
+        if r.returncode != 0:
+            lines = r.stderr.strip().splitlines()
+            first_error = next((line for line in lines if "error" in line),
+                               lines[-1] if lines else "")
+            raise OSError(f"g++ failed on {_SOURCE}: {first_error}")
+        os.replace(tmp, out)  # atomic: concurrent builders write the same file
+    _PATH = out
+    return out
+
+
+def load():
+    """The library loaded with ctypes (no backend set: tests set their own)."""
+    global _LIB
+    if _LIB is None:
+        lib = ctypes.CDLL(build())
+        lib.roam_cuda_set_backend.argtypes = [ctypes.c_void_p] * 4
+        lib.roam_cuda_malloc.argtypes = [ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+        lib.roam_cuda_malloc.restype = ctypes.c_void_p
+        lib.roam_cuda_free.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int,
+                                       ctypes.c_void_p]
+        lib.roam_scratch_open.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        lib.roam_scratch_close.argtypes = [ctypes.POINTER(ctypes.c_longlong)]
+        lib.roam_cuda_counters.argtypes = [ctypes.POINTER(ctypes.c_longlong)]
+        _LIB = lib
+    return _LIB
+
+
+def _cuda_runtime():
+    """The CUDA runtime library this process's PyTorch loaded (its path, from /proc/self/maps),
+    so the allocator calls the same runtime as PyTorch's kernels."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            paths = {line.split()[-1] for line in f if "libcudart" in line}
+    except OSError:
+        paths = set()
+    for path in sorted(paths):
+        if os.path.isfile(path):
+            return ctypes.CDLL(path)
+    for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"):
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    raise NotInstalled("cannot find the CUDA runtime PyTorch uses (libcudart)")
+
+
+def install():
+    """Makes roam's allocator the process's CUDA allocator. Raises NotInstalled saying why when
+    it cannot be: no CUDA, no g++, or CUDA memory already allocated through PyTorch's own
+    allocator (call this before the first CUDA tensor)."""
+    global _INSTALLED, _WHY
+    if _INSTALLED:
+        return
+    if not torch.cuda.is_available():
+        raise NotInstalled(f"this PyTorch ({torch.__version__}) has no CUDA device")
+    pluggable = getattr(torch.cuda.memory, "CUDAPluggableAllocator", None)
+    if pluggable is None:
+        raise NotInstalled(f"PyTorch {torch.__version__} has no CUDAPluggableAllocator")
+    try:
+        lib = load()
+    except OSError as e:
+        raise NotInstalled(str(e)) from None
+    cudart = _cuda_runtime()
+    lib.roam_cuda_set_backend(*(ctypes.cast(getattr(cudart, name), ctypes.c_void_p)
+                                for name in ("cudaMallocAsync", "cudaFreeAsync",
+                                             "cudaGetDevice", "cudaSetDevice")))
+    allocator = pluggable(build(), "roam_cuda_malloc", "roam_cuda_free")
+    try:
+        torch.cuda.memory.change_current_allocator(allocator)
+    except RuntimeError as e:
+        raise NotInstalled(
+            f"PyTorch's CUDA allocator is already in use ({e}): call "
+            "roam_torch.install_cuda_allocator() before the first CUDA tensor") from None
+    _INSTALLED = True
+    _WHY = None
+
+
+# Public as roam_torch.install_cuda_allocator (docs/torch-export.md, "Op scratch on CUDA").
+install_cuda_allocator = install
+
+
+def installed():
+    return _INSTALLED
+
+
+def available():
+    """True when roam's allocator is the CUDA allocator (install() ran); else False, why()
+    says why."""
+    global _WHY
+    if not _INSTALLED:
+        _WHY = ("roam's CUDA allocator is not installed: call "
+                "roam_torch.install_cuda_allocator() before the first CUDA tensor")
+    return _INSTALLED
+
+
+def why():
+    return _WHY
+
+
+def open_window(address, size):
+    """Serves the op's CUDA allocations from [address, address + size); size 0 only
+    measures."""
+    _LIB.roam_scratch_open(ctypes.c_void_p(address), ctypes.c_size_t(size))
+
+
+def close_window():
+    """(high-water mark of the window, most bytes allocated outside at once above the level at
+    open, window blocks still live)."""
+    out = (ctypes.c_longlong * 3)()
+    _LIB.roam_scratch_close(out)
+    return int(out[0]), int(out[1]), int(out[2])
+
+
+def counters():
+    """(bytes CUDA allocated now live, the most at once since reset_peak(), refusals)."""
+    out = (ctypes.c_longlong * 3)()
+    _LIB.roam_cuda_counters(out)
+    return int(out[0]), int(out[1]), int(out[2])
+
+
+def reset_peak():
+    _LIB.roam_cuda_reset_peak()
