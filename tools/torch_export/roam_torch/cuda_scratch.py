@@ -11,9 +11,7 @@ outside the arena as before.
 """
 
 import ctypes
-import hashlib
 import os
-import subprocess
 
 import torch
 
@@ -33,27 +31,9 @@ class NotInstalled(RuntimeError):
 def build():
     """The library's path, built with g++ into roam_torch's cache directory if needed."""
     global _PATH
-    if _PATH is not None:
-        return _PATH
-    with open(_SOURCE, "rb") as f:
-        key = hashlib.sha256(f.read()).hexdigest()
-    out = os.path.join(scratch._cache_dir(), f"cuda_scratch_allocator-{key[:16]}.so")
-    if not os.path.isfile(out):
-        os.makedirs(scratch._cache_dir(), exist_ok=True)
-        tmp = f"{out}.{os.getpid()}.tmp"
-        cmd = ["g++", "-O2", "-std=c++17", "-shared", "-fPIC", _SOURCE, "-o", tmp]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True)
-        except OSError as e:
-            raise OSError(f"cannot run g++: {e.strerror}") from None
-        if r.returncode != 0:
-            lines = r.stderr.strip().splitlines()
-            first_error = next((line for line in lines if "error" in line),
-                               lines[-1] if lines else "")
-            raise OSError(f"g++ failed on {_SOURCE}: {first_error}")
-        os.replace(tmp, out)  # atomic: concurrent builders write the same file
-    _PATH = out
-    return out
+    if _PATH is None:
+        _PATH = scratch.build_library(_SOURCE, "cuda_scratch_allocator", [])
+    return _PATH
 
 
 def load():
@@ -148,15 +128,12 @@ def why():
 def open_window(address, size):
     """Serves the op's CUDA allocations from [address, address + size); size 0 only
     measures."""
-    _LIB.roam_scratch_open(ctypes.c_void_p(address), ctypes.c_size_t(size))
+    scratch.open_window(address, size, _LIB)
 
 
 def close_window():
-    """(high-water mark of the window, most bytes allocated outside at once above the level at
-    open, window blocks still live)."""
-    out = (ctypes.c_longlong * 3)()
-    _LIB.roam_scratch_close(out)
-    return int(out[0]), int(out[1]), int(out[2])
+    """As scratch.close_window, for CUDA's bytes."""
+    return scratch.close_window(_LIB)
 
 
 def counters():

@@ -21,15 +21,14 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <unordered_map>
+
+#include "scratch_window.h"
 
 namespace {
 
 constexpr std::size_t kAlign = 512;
-
-std::size_t RoundUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 // The CUDA runtime's cudaMallocAsync, cudaFreeAsync, cudaGetDevice and cudaSetDevice.
 using MallocFn = int (*)(void**, std::size_t, void*);
@@ -50,17 +49,9 @@ struct State {
   FreeFn cuda_free = nullptr;
   GetDeviceFn get_device = nullptr;
   SetDeviceFn set_device = nullptr;
-  char* base = nullptr;  // the open window, or nullptr
-  std::size_t size = 0;
-  std::map<std::size_t, std::size_t> in_window;  // offset -> rounded size of live blocks
-  std::size_t high_water = 0;
-  long live = 0;
-  long window = 0;        // counts openings: a block freed after its window closed changes nothing
-  long long outside = 0;  // bytes from CUDA now live
-  long long outside_at_open = 0;
-  long long outside_peak = 0;  // largest `outside` since the window opened
-  long long peak = 0;          // largest `outside` since roam_cuda_reset_peak
-  long long failures = 0;      // allocations CUDA refused
+  roam_scratch::Window window{kAlign};
+  long long peak = 0;      // most bytes from CUDA at once since roam_cuda_reset_peak
+  long long failures = 0;  // allocations CUDA refused
   std::unordered_map<void*, Block> blocks;
 };
 
@@ -105,21 +96,10 @@ void* roam_cuda_malloc(ssize_t size, int device, void* stream) {
   auto n = static_cast<std::size_t>(size);
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (s.base != nullptr) {
-    std::size_t need = RoundUp(n);
-    std::size_t at = 0;
-    for (const auto& [offset, bytes] : s.in_window) {
-      if (offset - at >= need) break;
-      at = offset + bytes;
-    }
-    if (at + need <= s.size) {
-      char* p = s.base + at;
-      s.blocks[p] = Block{n, at, true, s.window};
-      s.in_window[at] = need;
-      if (at + need > s.high_water) s.high_water = at + need;
-      ++s.live;
-      return p;
-    }
+  std::size_t offset = 0;
+  if (char* p = s.window.Place(n, &offset)) {
+    s.blocks[p] = Block{n, offset, true, s.window.opening()};
+    return p;
   }
   if (s.cuda_malloc == nullptr) return nullptr;
   void* p = nullptr;
@@ -129,9 +109,8 @@ void* roam_cuda_malloc(ssize_t size, int device, void* stream) {
     return nullptr;
   }
   s.blocks[p] = Block{n, 0, false, 0};
-  s.outside += static_cast<long long>(n);
-  if (s.outside > s.outside_peak) s.outside_peak = s.outside;
-  if (s.outside > s.peak) s.peak = s.outside;
+  s.window.AddOutside(static_cast<long long>(n));
+  if (s.window.outside() > s.peak) s.peak = s.window.outside();
   return p;
 }
 
@@ -145,13 +124,10 @@ void roam_cuda_free(void* ptr, ssize_t /*size*/, int device, void* stream) {
   Block b = it->second;
   s.blocks.erase(it);
   if (b.in_window) {
-    if (b.window == s.window) {
-      --s.live;
-      s.in_window.erase(b.offset);
-    }
+    s.window.Free(b.offset, b.window);
     return;
   }
-  s.outside -= static_cast<long long>(b.bytes);
+  s.window.SubOutside(static_cast<long long>(b.bytes));
   OnDevice(s, device, [&] { return s.cuda_free(ptr, stream); });
 }
 
@@ -159,19 +135,7 @@ void roam_cuda_free(void* ptr, ssize_t /*size*/, int device, void* stream) {
 void roam_scratch_open(void* base, std::size_t size) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  ++s.window;
-  s.base = size == 0 ? nullptr : static_cast<char*>(base);
-  s.size = size;
-  s.in_window.clear();
-  // A window at the start of a buffer from this allocator (the measuring buffer, or a temporary
-  // at the arena's offset 0) must not hand out the buffer's own address: blocks are known by
-  // their address. Its first aligned slot stays unused; the high-water mark counts it only
-  // under a block.
-  if (s.base != nullptr && s.blocks.count(s.base) != 0) s.in_window[0] = kAlign;
-  s.high_water = 0;
-  s.live = 0;
-  s.outside_at_open = s.outside;
-  s.outside_peak = s.outside;
+  s.window.Open(static_cast<char*>(base), size, s.blocks.count(base) != 0);
 }
 
 // Closes the window: out[0] its high-water mark, out[1] the most bytes from CUDA at once above
@@ -179,13 +143,7 @@ void roam_scratch_open(void* base, std::size_t size) {
 void roam_scratch_close(long long* out) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  out[0] = static_cast<long long>(s.high_water);
-  out[1] = s.outside_peak - s.outside_at_open;
-  out[2] = s.live;
-  ++s.window;
-  s.base = nullptr;
-  s.size = 0;
-  s.in_window.clear();
+  s.window.Close(out);
 }
 
 // out[0] bytes from CUDA now live, out[1] the most at once since the last reset, out[2]
@@ -193,7 +151,7 @@ void roam_scratch_close(long long* out) {
 void roam_cuda_counters(long long* out) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  out[0] = s.outside;
+  out[0] = s.window.outside();
   out[1] = s.peak;
   out[2] = s.failures;
 }
@@ -201,7 +159,7 @@ void roam_cuda_counters(long long* out) {
 void roam_cuda_reset_peak() {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  s.peak = s.outside;
+  s.peak = s.window.outside();
 }
 
 }  // extern "C"

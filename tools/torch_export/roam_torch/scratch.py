@@ -28,6 +28,38 @@ def _cache_dir():
     return os.path.join(root, "roam_torch")
 
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_SHARED_HEADERS = [os.path.join(_HERE, "scratch_window.h")]
+
+
+def build_library(source, stem, flags, key_extra=b""):
+    """`source` built with g++ (-shared plus `flags`) into roam_torch's cache directory as
+    STEM-<hash>.so, unless already there; the hash covers the source, the headers the
+    allocators share, the flags and key_extra. Returns the path; OSError naming the first error."""
+    digest = hashlib.sha256(key_extra + " ".join(flags).encode())
+    for path in [source] + _SHARED_HEADERS:
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    out = os.path.join(_cache_dir(), f"{stem}-{digest.hexdigest()[:16]}.so")
+    if os.path.isfile(out):
+        return out
+    os.makedirs(_cache_dir(), exist_ok=True)
+    tmp = f"{out}.{os.getpid()}.tmp"
+    # The flags last: libraries must follow the source that uses them.
+    cmd = ["g++", "-O2", "-std=c++17", "-shared", "-fPIC", source, "-o", tmp] + flags
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise OSError(f"cannot run g++: {e.strerror}") from None
+    if r.returncode != 0:
+        lines = r.stderr.strip().splitlines()
+        first_error = next((line for line in lines if "error" in line),
+                           lines[-1] if lines else "")
+        raise OSError(f"g++ failed on {source}: {first_error}")
+    os.replace(tmp, out)  # atomic: concurrent builders write the same file
+    return out
+
+
 def _build():
     torch_dir = os.path.dirname(torch.__file__)
     include, lib = os.path.join(torch_dir, "include"), os.path.join(torch_dir, "lib")
@@ -35,27 +67,11 @@ def _build():
         raise OSError(f"PyTorch's C++ headers are missing ({include}/c10: on Debian, install "
                       "libtorch-dev)")
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
-    with open(_SOURCE, "rb") as f:
-        key = hashlib.sha256(f.read() + torch.__version__.encode() + bytes([abi])).hexdigest()
-    out = os.path.join(_cache_dir(), f"scratch_allocator-{key[:16]}.so")
-    if not os.path.isfile(out):
-        os.makedirs(_cache_dir(), exist_ok=True)
-        tmp = f"{out}.{os.getpid()}.tmp"
-        major, minor = compat.torch_release()
-        cmd = ["g++", "-O2", "-std=c++17", "-shared", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
-               f"-DROAM_TORCH_RELEASE={major * 100 + minor}", "-I", include, _SOURCE, "-o",
-               tmp, "-L", lib, "-lc10", f"-Wl,-rpath,{lib}"]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True)
-        except OSError as e:
-            raise OSError(f"cannot run g++: {e.strerror}") from None
-        if r.returncode != 0:
-            lines = r.stderr.strip().splitlines()
-            first_error = next((line for line in lines if "error" in line),
-                               lines[-1] if lines else "")
-            raise OSError(f"g++ failed on {_SOURCE}: {first_error}")
-        os.replace(tmp, out)  # atomic: concurrent builders write the same file
-    return out
+    major, minor = compat.torch_release()
+    flags = [f"-D_GLIBCXX_USE_CXX11_ABI={abi}", f"-DROAM_TORCH_RELEASE={major * 100 + minor}",
+             "-I", include, "-L", lib, "-lc10", f"-Wl,-rpath,{lib}"]
+    return build_library(_SOURCE, "scratch_allocator", flags,
+                         torch.__version__.encode() + bytes([abi]))
 
 
 def available():
@@ -82,15 +98,15 @@ def why():
     return _WHY
 
 
-def open_window(address, size):
+def open_window(address, size, lib=None):
     """Serves this thread's and the op's allocations from [address, address + size); size 0
-    only measures."""
-    _LIB.roam_scratch_open(ctypes.c_void_p(address), ctypes.c_size_t(size))
+    only measures. lib: the allocator (this one's by default; cuda_scratch passes its own)."""
+    (lib or _LIB).roam_scratch_open(ctypes.c_void_p(address), ctypes.c_size_t(size))
 
 
-def close_window():
+def close_window(lib=None):
     """(high-water mark of the window, most bytes allocated outside at once above the level at
     open, window blocks still live)."""
     out = (ctypes.c_longlong * 3)()
-    _LIB.roam_scratch_close(out)
+    (lib or _LIB).roam_scratch_close(out)
     return int(out[0]), int(out[1]), int(out[2])

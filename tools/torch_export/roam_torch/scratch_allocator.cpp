@@ -16,9 +16,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <unordered_map>
+
+#include "scratch_window.h"
 
 // PyTorch 2.3 made c10::Allocator::allocate non-const and added the pure virtual copy_data
 // (for clone()); scratch.py passes the release as ROAM_TORCH_RELEASE (major * 100 + minor).
@@ -32,8 +33,6 @@ namespace {
 
 constexpr std::size_t kAlign = 64;
 
-std::size_t RoundUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-
 struct Block {
   void* inner_ctx;
   c10::DeleterFnPtr inner_deleter;
@@ -46,15 +45,7 @@ struct Block {
 struct State {
   std::mutex mu;
   c10::Allocator* inner = nullptr;
-  char* base = nullptr;  // the open window, or nullptr
-  std::size_t size = 0;
-  std::map<std::size_t, std::size_t> in_window;  // offset -> rounded size of live blocks
-  std::size_t high_water = 0;
-  long live = 0;
-  long window = 0;        // counts openings: a block freed after its window closed changes nothing
-  long long outside = 0;  // bytes from the wrapped allocator now live
-  long long outside_at_open = 0;
-  long long outside_peak = 0;  // largest `outside` since the window opened
+  roam_scratch::Window window{kAlign};
   // Every block by its address: the context is the data pointer, as raw_allocate() (which
   // oneDNN and others call) requires.
   std::unordered_map<void*, Block> blocks;
@@ -75,12 +66,9 @@ void Delete(void* ptr) {
     b = it->second;
     s.blocks.erase(it);
     if (b.in_window) {
-      if (b.window == s.window) {
-        --s.live;
-        s.in_window.erase(b.offset);
-      }
+      s.window.Free(b.offset, b.window);
     } else {
-      s.outside -= static_cast<long long>(b.bytes);
+      s.window.SubOutside(static_cast<long long>(b.bytes));
     }
   }
   if (!b.in_window && b.inner_deleter != nullptr) b.inner_deleter(b.inner_ctx);
@@ -92,20 +80,12 @@ class ScratchAllocator final : public c10::Allocator {
     State& s = S();
     {
       std::lock_guard<std::mutex> lock(s.mu);
-      std::size_t need = RoundUp(n);
-      std::size_t at = 0;
-      for (const auto& [offset, bytes] : s.in_window) {
-        if (offset - at >= need) break;
-        at = offset + bytes;
-      }
+      std::size_t offset = 0;
       // Empty tensors (batch norm's empty reserve) hold no bytes and may outlive the op:
       // they go to the wrapped allocator.
-      if (n > 0 && s.base != nullptr && at + need <= s.size) {
-        char* p = s.base + at;
-        s.blocks[p] = Block{nullptr, nullptr, n, at, true, s.window};
-        s.in_window[at] = need;
-        if (at + need > s.high_water) s.high_water = at + need;
-        ++s.live;
+      char* p = n > 0 ? s.window.Place(n, &offset) : nullptr;
+      if (p != nullptr) {
+        s.blocks[p] = Block{nullptr, nullptr, n, offset, true, s.window.opening()};
         return {p, p, &Delete, c10::Device(c10::DeviceType::CPU)};
       }
     }
@@ -116,8 +96,7 @@ class ScratchAllocator final : public c10::Allocator {
     {
       std::lock_guard<std::mutex> lock(s.mu);
       s.blocks[data] = Block{ctx, deleter, n, 0, false, 0};
-      s.outside += static_cast<long long>(n);
-      if (s.outside > s.outside_peak) s.outside_peak = s.outside;
+      s.window.AddOutside(static_cast<long long>(n));
     }
     return {data, data, &Delete, c10::Device(c10::DeviceType::CPU)};
   }
@@ -152,19 +131,7 @@ int roam_scratch_install() {
 void roam_scratch_open(void* base, std::size_t size) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  ++s.window;
-  s.base = size == 0 ? nullptr : static_cast<char*>(base);
-  s.size = size;
-  s.in_window.clear();
-  // A window at the start of a buffer from this allocator (the measuring buffer, or a temporary
-  // at the arena's offset 0) must not hand out the buffer's own address: blocks are known by
-  // their address. Its first aligned slot stays unused; the high-water mark counts it only
-  // under a block.
-  if (s.base != nullptr && s.blocks.count(s.base) != 0) s.in_window[0] = kAlign;
-  s.high_water = 0;
-  s.live = 0;
-  s.outside_at_open = s.outside;
-  s.outside_peak = s.outside;
+  s.window.Open(static_cast<char*>(base), size, s.blocks.count(base) != 0);
 }
 
 // Closes the window: out[0] its high-water mark, out[1] the most outside bytes at once above
@@ -172,13 +139,7 @@ void roam_scratch_open(void* base, std::size_t size) {
 void roam_scratch_close(long long* out) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  out[0] = static_cast<long long>(s.high_water);
-  out[1] = s.outside_peak - s.outside_at_open;
-  out[2] = s.live;
-  ++s.window;
-  s.base = nullptr;
-  s.size = 0;
-  s.in_window.clear();
+  s.window.Close(out);
 }
 
 }  // extern "C"
