@@ -53,6 +53,20 @@ struct MethodResult {
   std::string order;
 };
 
+// Of two plans for one budget, given their peaks and recompute costs: the one within it at less
+// compute (by more than rounding), else the lower peak. The one rule every "best of" in remat
+// follows.
+inline bool BetterPlan(Bytes peak_a, double cost_a, Bytes peak_b, double cost_b, Bytes budget) {
+  const bool fa = peak_a <= budget, fb = peak_b <= budget;
+  if (fa != fb) return fa;
+  if (fa) return cost_a < cost_b - 1e-9;
+  return peak_a < peak_b;
+}
+
+inline bool Better(const MethodResult& a, const MethodResult& b, Bytes budget) {
+  return BetterPlan(a.peak, a.recompute_cost, b.peak, b.recompute_cost, budget);
+}
+
 // Whether r fits budget at a recompute cost no schedule within it goes below (cost_bound, from
 // the compute lower bound): then it is optimal, and no search can improve on it.
 inline bool MeetsCostBound(const MethodResult& r, Bytes budget, double cost_bound) {

@@ -95,7 +95,7 @@ MethodResult RuinAndRecreate(const Graph& graph, const MethodResult& incumbent, 
     // The arena is checked against the user's budget: at a fit retry's lower target, a schedule
     // whose arena is between the two fits the plan.
     if (r.recompute_cost < best.recompute_cost &&
-        (params.fit.by == "theoretical" ||
+        (FitByTheoretical(params) ||
          ArenaFits(graph, r.schedule, arena_budget, params, deadline))) {
       best = std::move(r);
       best.method = "lns";

@@ -364,14 +364,8 @@ MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
     }
     return lowest;
   };
-  auto better = [&](const MethodResult& a, const MethodResult& b) {
-    const bool fa = a.peak <= budget, fb = b.peak <= budget;
-    if (fa != fb) return fa;
-    if (fa) return a.recompute_cost < b.recompute_cost - 1e-9;
-    return a.peak < b.peak;
-  };
   auto consider = [&](std::optional<Candidate> c) {
-    if (c && better(c->result, best)) {
+    if (c && Better(c->result, best, budget)) {
       best = std::move(c->result);
       best_computations = std::move(c->computations);
       return true;

@@ -10,14 +10,6 @@
 namespace roam::remat::detail {
 namespace {
 
-// Of two results for one budget: the one within it at less compute, else the lower peak.
-bool Better(const MethodResult& a, const MethodResult& b, Bytes budget) {
-  const bool fa = a.peak <= budget, fb = b.peak <= budget;
-  if (fa != fb) return fa;
-  if (fa) return a.recompute_cost < b.recompute_cost;
-  return a.peak < b.peak;
-}
-
 MethodResult BuildGreedy(Call& c, Bytes target) {
   MethodResult r = c.shared.greedy != nullptr
                        ? *c.shared.greedy

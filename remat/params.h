@@ -319,6 +319,7 @@ struct RematParams {
   // (84.6% of the heuristic order's peak) against 2.13% from the heuristic order. On the
   // training presets no order is below the heuristic, so nothing more runs. Empty: off.
   std::vector<std::string> start_orders = {"program", "lescea", "xla-list", "xla-dfs", "heuristic"};
+
   // `best`: the builders and improvers it runs. The checkpoint is left out, as measured
   // without gain (perf/RESULTS.md: dominated by the greedy and lookahead on every graph
   // measured) and stays callable by name. The block pass stays although issue 28 proposed
@@ -342,5 +343,8 @@ struct RematParams {
   LnsParams lns;
   FitParams fit;
 };
+
+// Whether plans are fitted by the theoretical peak (the sum of live bytes) rather than the arena.
+inline bool FitByTheoretical(const RematParams& params) { return params.fit.by == "theoretical"; }
 
 }  // namespace roam::remat

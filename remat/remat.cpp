@@ -35,8 +35,6 @@ using detail::RunPreset;
 using detail::Shared;
 using detail::TimeLeft;
 
-bool ByTheoretical(const RematParams& params) { return params.fit.by == "theoretical"; }
-
 // Offsets of a schedule's buffers and the arena's height: best-fit, then llfb, then the
 // layout search where both miss the theoretical peak, and where the arena is still over the
 // budget, the search once more with its bottom-left branching in groups of any size, then a
@@ -170,7 +168,7 @@ Laid LayOutSchedule(const Context& ctx, MethodResult r, Bytes budget, const Rema
   l.eval = detail::Evaluate(ctx.graph, r.schedule, params);
   auto intervals = PlannedIntervals(l.eval.model, l.eval.lifetimes);
   std::tie(l.offsets, l.actual) = LayOut(intervals, l.eval.peak, budget, params, ctx.deadline);
-  l.measured = ByTheoretical(params) ? l.eval.peak : l.actual;
+  l.measured = FitByTheoretical(params) ? l.eval.peak : l.actual;
   l.method = std::move(r);
   return l;
 }
@@ -178,10 +176,8 @@ Laid LayOutSchedule(const Context& ctx, MethodResult r, Bytes budget, const Rema
 // Of two laid-out schedules for budget: the one that fits (by fit.by) at less compute, else
 // the lower peak so measured.
 bool Better(const Laid& a, const Laid& b, Bytes budget) {
-  const bool fa = a.measured <= budget, fb = b.measured <= budget;
-  if (fa != fb) return fa;
-  if (fa) return a.eval.recompute_cost < b.eval.recompute_cost;
-  return a.measured < b.measured;
+  return detail::BetterPlan(a.measured, a.eval.recompute_cost, b.measured, b.eval.recompute_cost,
+                            budget);
 }
 
 // The first of fit.reorder_orders whose plain plan (no recomputation) fits the budget, laid
