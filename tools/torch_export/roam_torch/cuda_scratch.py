@@ -72,6 +72,19 @@ def _cuda_runtime():
     raise NotInstalled("cannot find the CUDA runtime PyTorch uses (libcudart)")
 
 
+# cudaDeviceAttr's cudaDevAttrMemoryPoolsSupported (CUDA 11.2 and later).
+_MEMORY_POOLS_SUPPORTED = 115
+
+
+def _has_memory_pools(cudart):
+    """Whether the current device supports cudaMallocAsync."""
+    device, value = ctypes.c_int(0), ctypes.c_int(0)
+    if cudart.cudaGetDevice(ctypes.byref(device)) != 0:
+        return False
+    status = cudart.cudaDeviceGetAttribute(ctypes.byref(value), _MEMORY_POOLS_SUPPORTED, device)
+    return status == 0 and value.value == 1
+
+
 def install():
     """Makes roam's allocator the process's CUDA allocator. Raises NotInstalled saying why when
     it cannot be: no CUDA, no g++, or CUDA memory already allocated through PyTorch's own
@@ -89,6 +102,9 @@ def install():
     except OSError as e:
         raise NotInstalled(str(e)) from None
     cudart = _cuda_runtime()
+    if not _has_memory_pools(cudart):
+        raise NotInstalled("this CUDA device or driver has no stream-ordered allocator "
+                           "(cudaMallocAsync), which roam's CUDA allocator needs")
     lib.roam_cuda_set_backend(*(ctypes.cast(getattr(cudart, name), ctypes.c_void_p)
                                 for name in ("cudaMallocAsync", "cudaFreeAsync",
                                              "cudaGetDevice", "cudaSetDevice")))
