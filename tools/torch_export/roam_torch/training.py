@@ -104,7 +104,8 @@ class PlannedTrainingStep:
     """A training step planned by roam, bound to the user's model and optimizer."""
 
     def __init__(self, model, optimizer, loss_fn, traced, layout, export, program, plan,
-                 first_step_eager, measure_memory, workdir, op_scratch=None):
+                 first_step_eager, measure_memory, workdir, op_scratch=None,
+                 library_workspace_bytes=0):
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
         self.traced, self.layout, self.export = traced, layout, export
         self.program, self.plan = program, plan
@@ -127,7 +128,8 @@ class PlannedTrainingStep:
             (layout.input_leaves, layout.input_spec),
             (layout.target_leaves, layout.target_spec))
         self.scratch_note = "yes" if self.op_scratch else "no"
-        self.library_workspace_bytes = 0  # CUDA: cuBLAS's workspaces, persistent
+        # CUDA: the bytes of cuBLAS's workspaces, made before planning and kept (persistent).
+        self.library_workspace_bytes = library_workspace_bytes
         self.steps_run = 0
         self.eager_steps = 0
         self.last = {}
@@ -317,11 +319,11 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
     first = _plan(roam, export, workdir.name, None if want_scratch else budget_ratio,
                   time_limit)
     planned = _planned(model, optimizer, loss_fn, traced, layout, export, *first,
-                       first_step_eager, measure_memory, workdir)
+                       first_step_eager, measure_memory, workdir,
+                       library_workspace_bytes=workspace_bytes)
     if not want_scratch:
         planned.scratch_note = "no: " + ("op_scratch=False" if not op_scratch
                                          else allocator.why())
-        planned.library_workspace_bytes = workspace_bytes
         return planned
     # Op scratch (docs/torch-export.md "Op scratch in the arena"): measure what each op
     # allocates beyond its planned outputs, give it a planned temporary, plan again.
@@ -334,9 +336,9 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
         del planned
         planned = _planned(model, optimizer, loss_fn, traced, layout, export,
                            *_plan(roam, export, workdir.name, budget_ratio, time_limit),
-                           first_step_eager, measure_memory, workdir)
+                           first_step_eager, measure_memory, workdir,
+                           library_workspace_bytes=workspace_bytes)
         planned.scratch_note = f"no: {e}"
-        planned.library_workspace_bytes = workspace_bytes
         return planned
     del planned
     temporaries = add_op_temporaries(export.graph, sizes)
@@ -348,10 +350,8 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
             t = program.copy_outputs.get(op, {}).get(t)
         if t is not None:
             windows[op] = t
-    planned = _planned(model, optimizer, loss_fn, traced, layout, export, program, plan, path,
-                       first_step_eager, measure_memory, workdir, windows)
-    planned.library_workspace_bytes = workspace_bytes
-    return planned
+    return _planned(model, optimizer, loss_fn, traced, layout, export, program, plan, path,
+                    first_step_eager, measure_memory, workdir, windows, workspace_bytes)
 
 
 def _cuda_peak_outside(device, fn):
@@ -447,9 +447,11 @@ def add_op_temporaries(graph, sizes):
 
 
 def _planned(model, optimizer, loss_fn, traced, layout, export, program, plan, graph_path,
-             first_step_eager, measure_memory, workdir, op_scratch=None):
+             first_step_eager, measure_memory, workdir, op_scratch=None,
+             library_workspace_bytes=0):
     try:
         return PlannedTrainingStep(model, optimizer, loss_fn, traced, layout, export, program,
-                                   plan, first_step_eager, measure_memory, workdir, op_scratch)
+                                   plan, first_step_eager, measure_memory, workdir, op_scratch,
+                                   library_workspace_bytes)
     except (plan_io.BadInput, ar.RunFailure) as e:
         raise PlanningError(f"the plan roam wrote for {graph_path} cannot run: {e}") from None
