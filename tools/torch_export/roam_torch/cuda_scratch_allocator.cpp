@@ -36,12 +36,7 @@ using FreeFn = int (*)(void*, void*);
 using GetDeviceFn = int (*)(int*);
 using SetDeviceFn = int (*)(int);
 
-struct Block {
-  std::size_t bytes;
-  std::size_t offset;  // in the window; only for window blocks
-  bool in_window;
-  long window;  // which opening of a window served it
-};
+using roam_scratch::Block;
 
 struct State {
   std::mutex mu;
@@ -123,28 +118,16 @@ void roam_cuda_free(void* ptr, ssize_t /*size*/, int device, void* stream) {
   if (it == s.blocks.end()) return;
   Block b = it->second;
   s.blocks.erase(it);
-  if (b.in_window) {
-    s.window.Free(b.offset, b.window);
-    return;
-  }
-  s.window.SubOutside(static_cast<long long>(b.bytes));
+  if (!s.window.Release(b)) return;
   OnDevice(s, device, [&] { return s.cuda_free(ptr, stream); });
 }
 
 // Opens a window of `size` bytes at `base` (size 0: measure only, everything goes to CUDA).
-void roam_scratch_open(void* base, std::size_t size) {
-  State& s = S();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.window.Open(static_cast<char*>(base), size, s.blocks.count(base) != 0);
-}
+void roam_scratch_open(void* base, std::size_t size) { roam_scratch::OpenWindow(S(), base, size); }
 
 // Closes the window: out[0] its high-water mark, out[1] the most bytes from CUDA at once above
 // what was live when it opened, out[2] window blocks still live.
-void roam_scratch_close(long long* out) {
-  State& s = S();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.window.Close(out);
-}
+void roam_scratch_close(long long* out) { roam_scratch::CloseWindow(S(), out); }
 
 // out[0] bytes from CUDA now live, out[1] the most at once since the last reset, out[2]
 // allocations CUDA refused.

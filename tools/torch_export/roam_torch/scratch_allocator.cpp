@@ -33,13 +33,10 @@ namespace {
 
 constexpr std::size_t kAlign = 64;
 
-struct Block {
+// A block and, for one from the wrapped allocator, how to give it back.
+struct Block : roam_scratch::Block {
   void* inner_ctx;
   c10::DeleterFnPtr inner_deleter;
-  std::size_t bytes;
-  std::size_t offset;  // in the window; only for window blocks
-  bool in_window;
-  long window;  // which opening of a window served it
 };
 
 struct State {
@@ -65,11 +62,7 @@ void Delete(void* ptr) {
     if (it == s.blocks.end()) return;
     b = it->second;
     s.blocks.erase(it);
-    if (b.in_window) {
-      s.window.Free(b.offset, b.window);
-    } else {
-      s.window.SubOutside(static_cast<long long>(b.bytes));
-    }
+    s.window.Release(b);
   }
   if (!b.in_window && b.inner_deleter != nullptr) b.inner_deleter(b.inner_ctx);
 }
@@ -85,7 +78,7 @@ class ScratchAllocator final : public c10::Allocator {
       // they go to the wrapped allocator.
       char* p = n > 0 ? s.window.Place(n, &offset) : nullptr;
       if (p != nullptr) {
-        s.blocks[p] = Block{nullptr, nullptr, n, offset, true, s.window.opening()};
+        s.blocks[p] = Block{{n, offset, true, s.window.opening()}, nullptr, nullptr};
         return {p, p, &Delete, c10::Device(c10::DeviceType::CPU)};
       }
     }
@@ -95,7 +88,7 @@ class ScratchAllocator final : public c10::Allocator {
     void* ctx = inner.release_context();
     {
       std::lock_guard<std::mutex> lock(s.mu);
-      s.blocks[data] = Block{ctx, deleter, n, 0, false, 0};
+      s.blocks[data] = Block{{n, 0, false, 0}, ctx, deleter};
       s.window.AddOutside(static_cast<long long>(n));
     }
     return {data, data, &Delete, c10::Device(c10::DeviceType::CPU)};
@@ -128,18 +121,10 @@ int roam_scratch_install() {
 }
 
 // Opens a window of `size` bytes at `base` (size 0: measure only, everything goes outside).
-void roam_scratch_open(void* base, std::size_t size) {
-  State& s = S();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.window.Open(static_cast<char*>(base), size, s.blocks.count(base) != 0);
-}
+void roam_scratch_open(void* base, std::size_t size) { roam_scratch::OpenWindow(S(), base, size); }
 
 // Closes the window: out[0] its high-water mark, out[1] the most outside bytes at once above
 // what was outside when it opened, out[2] window blocks still live.
-void roam_scratch_close(long long* out) {
-  State& s = S();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.window.Close(out);
-}
+void roam_scratch_close(long long* out) { roam_scratch::CloseWindow(S(), out); }
 
 }  // extern "C"

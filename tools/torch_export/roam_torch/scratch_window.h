@@ -10,8 +10,18 @@
 
 #include <cstddef>
 #include <map>
+#include <mutex>
 
 namespace roam_scratch {
+
+// A live block of an allocator: its bytes, and for a window's block, where and in which
+// opening it was served.
+struct Block {
+  std::size_t bytes;
+  std::size_t offset;  // in the window; only for window blocks
+  bool in_window;
+  long window;  // which opening of a window served it
+};
 
 class Window {
  public:
@@ -69,6 +79,17 @@ class Window {
     blocks_.erase(offset);
   }
 
+  // Takes a freed block off the window or off the bytes outside; true for one from outside,
+  // which its allocator must give back.
+  bool Release(const Block& b) {
+    if (b.in_window) {
+      Free(b.offset, b.window);
+      return false;
+    }
+    SubOutside(static_cast<long long>(b.bytes));
+    return true;
+  }
+
   // Closes the window: out[0] its high-water mark, out[1] the most bytes outside at once
   // above what was outside when it opened, out[2] its blocks still live.
   void Close(long long* out) {
@@ -96,6 +117,20 @@ class Window {
   long long outside_at_open_ = 0;
   long long outside_peak_ = 0;  // largest outside_ since the window opened
 };
+
+// The two calls the runner makes around each op, for an allocator whose State has a mutex `mu`,
+// a Window `window` and its live blocks by address, `blocks`.
+template <typename State>
+void OpenWindow(State& s, void* base, std::size_t size) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.window.Open(static_cast<char*>(base), size, s.blocks.count(base) != 0);
+}
+
+template <typename State>
+void CloseWindow(State& s, long long* out) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.window.Close(out);
+}
 
 }  // namespace roam_scratch
 
