@@ -32,7 +32,7 @@ roam_torch.install_cuda_allocator()  # before the first CUDA tensor
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from roam_torch import cuda_scratch  # noqa: E402
+from roam_torch import memory  # noqa: E402
 
 DEVICE = torch.device("cuda")
 
@@ -89,16 +89,6 @@ CASES = {"convattn": (convattn, True, None), "convattn-nocudnn": (convattn, Fals
          "resnet50-nocudnn-remat": (resnet50, False, 0.7)}
 
 
-def step_peak(fn):
-    """(fn(), the most bytes allocated at once while fn ran above what was live before)."""
-    torch.cuda.synchronize()
-    before = cuda_scratch.counters()[0]
-    cuda_scratch.reset_peak()
-    out = fn()
-    torch.cuda.synchronize()
-    return out, cuda_scratch.counters()[1] - before
-
-
 def max_relative(a, b):
     worst = 0.0
     for k in a:
@@ -137,7 +127,7 @@ def run(name):
             eager_opt.step()
             return loss
         torch.manual_seed(100 + k)
-        loss, peak = step_peak(eager_step)
+        loss, peak = memory.peak_outside(eager_step, DEVICE)
         eager_losses.append(float(loss.detach()))
         eager_peaks.append(peak)
     torch.cuda.synchronize()

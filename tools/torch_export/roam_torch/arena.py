@@ -183,6 +183,12 @@ def _set_rng_state(device, state):
         torch.set_rng_state(state)
 
 
+def scratch_allocator_for(device):
+    """The allocator that serves ops' own allocations from their windows on `device`: c10's CPU
+    allocator wrapped (scratch.py), or on CUDA roam's pluggable allocator (cuda_scratch.py)."""
+    return cuda_scratch if torch.device(device).type == "cuda" else cpu_scratch
+
+
 class PlannedStep:
     """The ops of `program` (rewritten.Program: the trace, or a remat rewrite of it), run in
     `order` with planned storages at `placement` (root tensor id -> byte offset) in `arena`.
@@ -225,9 +231,7 @@ class PlannedStep:
         scratch = scratch or {}
         self.scratch = {op: (arena.base + placement[tid], self.tensors[tid]["size"])
                         for op, tid in scratch.items()}
-        # The allocator that serves them: c10's CPU allocator wrapped, or on CUDA roam's
-        # pluggable allocator.
-        self.scratch_allocator = cuda_scratch if self.device.type == "cuda" else cpu_scratch
+        self.scratch_allocator = scratch_allocator_for(self.device)
         self.measure_window = None  # (address, size): measure every op's scratch there
         self.scratch_seen = {}  # op id -> (high-water mark, outside peak, blocks left live)
         scratch_tensors = set(scratch.values())

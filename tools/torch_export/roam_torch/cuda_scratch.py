@@ -21,7 +21,6 @@ _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_scratch
 _PATH = None  # the built library
 _LIB = None  # loaded (for tests, with any backend)
 _INSTALLED = False
-_WHY = None
 
 
 class NotInstalled(RuntimeError):
@@ -89,7 +88,7 @@ def install():
     """Makes roam's allocator the process's CUDA allocator. Raises NotInstalled saying why when
     it cannot be: no CUDA, no g++, or CUDA memory already allocated through PyTorch's own
     allocator (call this before the first CUDA tensor)."""
-    global _INSTALLED, _WHY
+    global _INSTALLED
     if _INSTALLED:
         return
     if not torch.cuda.is_available():
@@ -116,7 +115,6 @@ def install():
             f"PyTorch's CUDA allocator is already in use ({e}): call "
             "roam_torch.install_cuda_allocator() before the first CUDA tensor") from None
     _INSTALLED = True
-    _WHY = None
 
 
 # Public as roam_torch.install_cuda_allocator (docs/torch-export.md, "Op scratch on CUDA").
@@ -130,15 +128,14 @@ def installed():
 def available():
     """True when roam's allocator is the CUDA allocator (install() ran); else False, why()
     says why."""
-    global _WHY
-    if not _INSTALLED:
-        _WHY = ("roam's CUDA allocator is not installed: call "
-                "roam_torch.install_cuda_allocator() before the first CUDA tensor")
     return _INSTALLED
 
 
 def why():
-    return _WHY
+    if _INSTALLED:
+        return None
+    return ("roam's CUDA allocator is not installed: call roam_torch.install_cuda_allocator() "
+            "before the first CUDA tensor")
 
 
 def open_window(address, size):

@@ -24,7 +24,7 @@ import tempfile
 import torch
 
 from . import arena as ar
-from . import compat, cuda_scratch, export_graph, memory, plan_io, progress, scratch
+from . import compat, export_graph, memory, plan_io, progress
 from . import rewritten as rw
 from . import user_trace as ut
 from .user_trace import UserStepError
@@ -175,10 +175,8 @@ class PlannedTrainingStep:
                                 "planned: plan the step again")
         self.runner.arg_overrides = self.scalars.refresh()
         with torch.no_grad():
-            if self.measure_memory and self.device.type == "cuda":
-                loss, outside = _cuda_peak_outside(self.device, lambda: self.runner.run(flat))
-            elif self.measure_memory:
-                loss, outside = memory.peak_outside(lambda: self.runner.run(flat))
+            if self.measure_memory:
+                loss, outside = memory.peak_outside(lambda: self.runner.run(flat), self.device)
             else:
                 loss, outside = self.runner.run(flat), None
             loss = loss.clone()  # the arena's copy is overwritten by the next step
@@ -300,7 +298,7 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
     device = next(iter(devices), torch.device("cpu"))
     if device.type not in ("cpu", "cuda"):
         raise UserStepError(f"model: on {device}; a planned step runs on the CPU or on CUDA")
-    allocator = cuda_scratch if device.type == "cuda" else scratch
+    allocator = ar.scratch_allocator_for(device)
     workspace_bytes = _warm_cuda_libraries(device) if device.type == "cuda" else 0
 
     ut.init_adam_state(optimizer)
@@ -354,29 +352,12 @@ def plan_training_step(model, optimizer, loss_fn, example_inputs, example_target
                     first_step_eager, measure_memory, workdir, windows, workspace_bytes)
 
 
-def _cuda_peak_outside(device, fn):
-    """(fn(), the most bytes CUDA allocated at once while fn ran above what was live before):
-    counted by roam's allocator where it is installed, else by PyTorch's caching allocator
-    (its allocated bytes, rounded to its 512-byte blocks)."""
-    if cuda_scratch.installed():
-        before = cuda_scratch.counters()[0]
-        cuda_scratch.reset_peak()
-        result = fn()
-        return result, cuda_scratch.counters()[1] - before
-    torch.cuda.synchronize(device)
-    torch.cuda.reset_peak_memory_stats(device)
-    before = torch.cuda.memory_allocated(device)
-    result = fn()
-    torch.cuda.synchronize(device)
-    return result, torch.cuda.max_memory_allocated(device) - before
-
-
 def _warm_cuda_libraries(device):
     """Makes cuBLAS and cuBLASLt allocate the workspaces they keep for the process (at their
     first product on a stream), so that no op's window serves them and they are persistent
     bytes like the parameters; returns their bytes (docs/torch-export.md, "Op scratch on
     CUDA")."""
-    before = _cuda_live_bytes(device)
+    before = memory.cuda_live_bytes(device)
     with torch.no_grad():
         for dtype in (torch.float32, torch.bfloat16, torch.float16):
             a = torch.ones(64, 64, dtype=dtype, device=device)
@@ -390,13 +371,7 @@ def _warm_cuda_libraries(device):
                 pass  # a dtype this GPU's cuBLAS lacks (bf16 before Ampere): no step uses it
             del a, bias
     torch.cuda.synchronize(device)
-    return max(0, _cuda_live_bytes(device) - before)
-
-
-def _cuda_live_bytes(device):
-    if cuda_scratch.installed():
-        return cuda_scratch.counters()[0]
-    return torch.cuda.memory_allocated(device)
+    return max(0, memory.cuda_live_bytes(device) - before)
 
 
 def _plan(roam, export, workdir, budget_ratio, time_limit):
