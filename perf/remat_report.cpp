@@ -188,8 +188,8 @@ void Cnn() {
     g.name = m.name;
     for (double ratio : {0.9, 0.8, 0.7, 0.6, 0.5}) Row(g, ratio, "best", false, 512, &tally);
   }
-  std::printf("\n%d cells, %d feasible, %d of them proven optimal\n", tally.cells,
-              tally.feasible, tally.optimal);
+  std::printf("\n%d cells, %d feasible, %d of them proven optimal\n", tally.cells, tally.feasible,
+              tally.optimal);
 }
 
 void Curve(const Graph& graph, bool rng_kept, Bytes alignment) {
