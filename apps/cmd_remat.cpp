@@ -230,8 +230,7 @@ int RunRemat(const RematOptions& options) {
        nlohmann::json(r.start_order).dump()},
       {"status", std::string(remat::ToString(r.status)),
        nlohmann::json(remat::ToString(r.status)).dump()},
-      // Out of reach by proof, no overhead is a bound: the budget cannot be met at any cost.
-      r.status == remat::Status::kInfeasibleProven
+      !remat::HasComputeBound(r)
           ? SummaryExtra{"compute_lower_bound", "none: no schedule fits the budget", "null"}
           : SummaryExtra{
                 "compute_lower_bound",

@@ -97,6 +97,13 @@ struct Tally {
   int cells = 0, feasible = 0, optimal = 0;
 };
 
+// The header of Row's table.
+void PrintRowHeader() {
+  std::printf(
+      "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds | status | "
+      "bound |\n|---|---|---|---|---|---|---|---|---|---|\n");
+}
+
 void Row(const Graph& graph, double ratio, const std::string& method, bool rng_kept,
          Bytes alignment, Tally* tally = nullptr) {
   if (!only.empty() && method != only) return;
@@ -146,10 +153,8 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
   const Bytes reference = remat::NoRematPeak(graph, params);
   const Bytes budget = *remat::BudgetOfRatio(reference, ratio);
   remat::RematResult r = remat::PlanRemat(graph, budget, params);
-  // A budget proven out of reach has no compute bound (the CLI prints "none").
   char bound[32] = "none";
-  if (r.status != remat::Status::kInfeasibleProven)
-    std::snprintf(bound, sizeof bound, "%.2f%%", 100 * r.lower_bound);
+  if (remat::HasComputeBound(r)) std::snprintf(bound, sizeof bound, "%.2f%%", 100 * r.lower_bound);
   std::printf(
       "| %s | %d | %.0f%% | %s | %s | %.1f%% | %.2f%% | %.2f | %s | %s |\n", graph.name.c_str(),
       graph.num_ops(), 100 * ratio, method.c_str(), r.feasible ? "yes" : "no",
@@ -179,9 +184,7 @@ void Cnn() {
       {"resnet18", "resnet18.yaml", {"model.batch=32"}},
       {"resnet50", "resnet50.yaml", {"model.batch=32"}},
   };
-  std::printf(
-      "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds | status | "
-      "bound |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  PrintRowHeader();
   Tally tally;
   for (const Model& m : models) {
     Graph g = FromConfig(m.config, m.overrides);
@@ -399,9 +402,7 @@ int main(int argc, char** argv) {
   auto row = [&](const Graph& g, double ratio, const std::string& m, Bytes alignment) {
     if (!greedy_only || m.rfind("greedy", 0) == 0) Row(g, ratio, m, rng_kept, alignment);
   };
-  std::printf(
-      "| graph | ops | budget | method | fits | peak / no-remat | overhead | seconds | status | "
-      "bound |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  PrintRowHeader();
   for (int n : {40, 100, 250, 500, 1000}) {
     if (only_nodes > 0 && n != only_nodes) continue;
     // MOCCASIN's random layered graphs: 5 nodes a layer, inputs from the 4 layers before.

@@ -90,6 +90,12 @@ RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& param
 RematResult PlanRemat(const Graph& graph, Bytes budget, const RematParams& params,
                       const Deadline& deadline);
 
+// Whether result.lower_bound is a bound on the plan's overhead: not where the budget is proven
+// out of reach, since no schedule meets it at any cost (the report says "none").
+inline bool HasComputeBound(const RematResult& result) {
+  return result.status != Status::kInfeasibleProven;
+}
+
 // Theoretical peak of graph's base order without recomputation (the reference of ratios).
 Bytes NoRematPeak(const Graph& graph, const RematParams& params = {});
 
