@@ -29,7 +29,7 @@ V Ops::PowScalar(V x) {
   V out = t_.Emit1("aten.pow", {x}, t_.shape(x), t_.dtype(x));
   // pow_backward: grad * (exponent * self.pow(exponent - 1)).
   t_.Record({out}, {x}, [x](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
-    const Shape& s = t.shape(x);
+    const Shape s = t.shape(x);  // a copy: emitting grows the tape
     V p = t.Emit1("aten.pow", {x}, s, t.dtype(x));
     p = t.Emit1("aten.mul", {p}, s, t.dtype(x));
     return std::vector<V>{
@@ -42,7 +42,7 @@ V Ops::Rsqrt(V x) {
   V out = t_.Emit1("aten.rsqrt", {x}, t_.shape(x), t_.dtype(x));
   // -0.5 * grad * result.pow(3): the compiler evaluates the pow first.
   t_.Record({out}, {x}, [out](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
-    const Shape& s = t.shape(out);
+    const Shape s = t.shape(out);  // a copy: emitting grows the tape
     V p = t.Emit1("aten.pow", {out}, s, t.dtype(out));
     V h = t.Emit1("aten.mul", {g[0]}, s, t.dtype(g[0]));
     return std::vector<V>{t.Emit1("aten.mul", {h, p}, s, t.dtype(g[0]))};
