@@ -139,9 +139,18 @@ void ReadModel(const Reader& r, const YAML::Node& node, ModelConfig& m) {
   if (m.family == Family::kResnet) check_depth({18, 34, 50, 101, 152});
   if (m.family == Family::kVgg) check_depth({11, 13, 16, 19});
   // Below these sizes a pooling layer would produce an empty feature map.
-  const std::int64_t min_image = m.family == Family::kVgg       ? 32
+  const bool five_pools =
+      m.family == Family::kVgg || m.family == Family::kFcn8 || m.family == Family::kSegnet;
+  const std::int64_t min_image = five_pools                     ? 32
                                  : m.family == Family::kAlexnet ? 63
+                                 : m.family == Family::kUnet    ? 16
                                                                 : 1;
+  // U-Net's skips meet the upsampled maps only when four halvings are exact.
+  if (m.family == Family::kUnet && m.image_size >= min_image && m.image_size % 16 != 0)
+    r.Fail("model.image_size", node["image_size"],
+           std::to_string(m.image_size) +
+               " is not a multiple of 16: unet halves it four times and concatenates each skip "
+               "with its upsampled map");
   if (m.image_size < min_image)
     r.Fail("model.image_size", node["image_size"],
            std::to_string(m.image_size) + " is too small for " +

@@ -5,13 +5,10 @@
 #include <stdexcept>
 
 #include "core/types.h"
+#include "gen/aten_internal.h"
 
 namespace roam::gen {
 namespace {
-
-[[noreturn]] void Bug(const std::string& what) {
-  throw std::logic_error("graph generator: " + what);
-}
 
 std::int64_t WrapDim(std::int64_t dim, std::int64_t rank) { return dim < 0 ? dim + rank : dim; }
 
@@ -62,7 +59,10 @@ bool ColumnMajor(const Shape& sizes, const Shape& strides) {
   return strides[0] == 1 && strides[1] == sizes[0];
 }
 
-// Emits a backward op with one output per needed gradient, returning them in input order.
+}  // namespace
+
+void Bug(const std::string& what) { throw std::logic_error("graph generator: " + what); }
+
 std::vector<V> EmitMasked(Tape& t, std::string_view name, const std::vector<V>& inputs,
                           const std::vector<bool>& need, const std::vector<Tape::Out>& specs) {
   std::vector<Tape::Out> wanted;
@@ -75,8 +75,6 @@ std::vector<V> EmitMasked(Tape& t, std::string_view name, const std::vector<V>& 
     if (need[i]) r[i] = produced[k++];
   return r;
 }
-
-}  // namespace
 
 // ---- views ---------------------------------------------------------------------------------
 
@@ -543,80 +541,19 @@ V Ops::LogSoftmax(V x) {
 }
 
 V Ops::NllLoss(V log_probs, V target) {
-  auto outs = t_.Emit("aten.nll_loss_forward", {log_probs, target},
+  const bool per_pixel = t_.dim(log_probs) == 4;
+  const std::string forward = per_pixel ? "aten.nll_loss2d_forward" : "aten.nll_loss_forward";
+  const std::string backward = per_pixel ? "aten.nll_loss2d_backward" : "aten.nll_loss_backward";
+  auto outs = t_.Emit(forward, {log_probs, target},
                       {Tape::Out{{}, t_.dtype(log_probs)}, Tape::Out{{}, t_.dtype(log_probs)}});
   const V total_weight = outs[1];
   t_.Record({outs[0]}, {log_probs},
-            [log_probs, target, total_weight](Tape& t, const std::vector<V>& g,
-                                              const std::vector<bool>&) {
-              return std::vector<V>{t.Emit1("aten.nll_loss_backward",
-                                            {g[0], log_probs, target, total_weight},
+            [log_probs, target, total_weight, backward](Tape& t, const std::vector<V>& g,
+                                                        const std::vector<bool>&) {
+              return std::vector<V>{t.Emit1(backward, {g[0], log_probs, target, total_weight},
                                             t.shape(log_probs), t.dtype(log_probs))};
             });
   return outs[0];
-}
-
-V Ops::Conv2d(V x, V weight, V bias, Conv conv) {
-  const Shape xs = t_.shape(x), ws = t_.shape(weight);
-  const std::int64_t h = (xs[2] + 2 * conv.padding - ws[2]) / conv.stride + 1;
-  const std::int64_t w = (xs[3] + 2 * conv.padding - ws[3]) / conv.stride + 1;
-  V out = t_.Emit1("aten.convolution", {x, weight, bias}, {xs[0], ws[0], h, w}, t_.dtype(x));
-  const Shape bs = bias != kNone ? t_.shape(bias) : Shape{ws[0]};
-  t_.Record(
-      {out}, {x, weight, bias},
-      [x, weight, xs, ws, bs](Tape& t, const std::vector<V>& g, const std::vector<bool>& need) {
-        const DType dt = t.dtype(g[0]);
-        return EmitMasked(t, "aten.convolution_backward", {g[0], x, weight}, need,
-                          {{xs, dt}, {ws, dt}, {bs, dt}});
-      });
-  return out;
-}
-
-V Ops::BatchNorm(V x, V weight, V bias, V running_mean, V running_var, V num_batches_tracked) {
-  t_.EmitInPlace("aten.add_", num_batches_tracked, {});
-  t_.Emit1("aten.empty", {}, {0}, DType::kUInt8);  // the reserve of _batch_norm_impl_index
-  const Shape xs = t_.shape(x);
-  const Shape cs = {xs[1]};
-  auto outs = t_.Emit(
-      "aten.native_batch_norm", {x, weight, bias, running_mean, running_var},
-      {Tape::Out{xs, t_.dtype(x)}, Tape::Out{cs, DType::kFloat32}, Tape::Out{cs, DType::kFloat32}});
-  const V save_mean = outs[1], save_invstd = outs[2];
-  t_.Record({outs[0]}, {x, weight, bias},
-            [=](Tape& t, const std::vector<V>& g, const std::vector<bool>& need) {
-              const DType dt = t.dtype(g[0]);
-              return EmitMasked(
-                  t, "aten.native_batch_norm_backward",
-                  {g[0], x, weight, running_mean, running_var, save_mean, save_invstd}, need,
-                  {{xs, dt}, {cs, dt}, {cs, dt}});
-            });
-  return outs[0];
-}
-
-V Ops::MaxPool2d(V x, std::int64_t kernel, std::int64_t stride, std::int64_t padding) {
-  const Shape xs = t_.shape(x);
-  const std::int64_t h = (xs[2] + 2 * padding - kernel) / stride + 1;
-  const std::int64_t w = (xs[3] + 2 * padding - kernel) / stride + 1;
-  const Shape os = {xs[0], xs[1], h, w};
-  auto outs = t_.Emit("aten.max_pool2d_with_indices", {x},
-                      {Tape::Out{os, t_.dtype(x)}, Tape::Out{os, DType::kInt64}});
-  const V indices = outs[1];
-  t_.Record({outs[0]}, {x},
-            [x, indices](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
-              return std::vector<V>{t.Emit1("aten.max_pool2d_with_indices_backward",
-                                            {g[0], x, indices}, t.shape(x), t.dtype(g[0]))};
-            });
-  return outs[0];
-}
-
-V Ops::AdaptiveAvgPool2d(V x, std::int64_t out_h, std::int64_t out_w) {
-  if (out_h == 1 && out_w == 1) return Mean(x, {-1, -2});
-  const Shape xs = t_.shape(x);
-  V out = t_.Emit1("aten._adaptive_avg_pool2d", {x}, {xs[0], xs[1], out_h, out_w}, t_.dtype(x));
-  t_.Record({out}, {x}, [x](Tape& t, const std::vector<V>& g, const std::vector<bool>&) {
-    return std::vector<V>{
-        t.Emit1("aten._adaptive_avg_pool2d_backward", {g[0], x}, t.shape(x), t.dtype(g[0]))};
-  });
-  return out;
 }
 
 }  // namespace roam::gen

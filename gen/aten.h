@@ -81,18 +81,35 @@ class Ops {
   V LayerNorm(V x, V weight, V bias);
   V Softmax(V x);  // over the last dim
   V LogSoftmax(V x);
-  V NllLoss(V log_probs, V target);  // mean reduction, returns the scalar loss
+  // Mean reduction, returns the scalar loss. log_probs [N, C] with target [N] lowers to
+  // nll_loss, [N, C, H, W] with target [N, H, W] (a per-pixel loss) to nll_loss2d.
+  V NllLoss(V log_probs, V target);
+  // F.cross_entropy over the class dimension: the last of [N, C], the second of [N, C, H, W]
+  // (the same _log_softmax op and shapes either way).
   V CrossEntropy(V logits, V target) { return NllLoss(LogSoftmax(logits), target); }
 
   struct Conv {
     std::int64_t stride = 1, padding = 0, groups = 1;
   };
   V Conv2d(V x, V weight, V bias, Conv conv);
+  // nn.ConvTranspose2d (output_padding 0): aten.convolution with transposed=True, weight
+  // [Cin, Cout / groups, k, k], output (H - 1) * stride - 2 * padding + k.
+  V ConvTranspose2d(V x, V weight, V bias, Conv conv);
   // F.batch_norm in training mode: num_batches_tracked.add_(1), the reserve tensor, then
   // native_batch_norm. Running statistics are read (their in-place update is not modelled:
   // they are persistent and nothing else reads them).
   V BatchNorm(V x, V weight, V bias, V running_mean, V running_var, V num_batches_tracked);
-  V MaxPool2d(V x, std::int64_t kernel, std::int64_t stride, std::int64_t padding);
+  V MaxPool2d(V x, std::int64_t kernel, std::int64_t stride, std::int64_t padding) {
+    return MaxPool2dWithIndices(x, kernel, stride, padding).output;
+  }
+  // F.max_pool2d(..., return_indices=True): the same op, its indices kept for an unpool.
+  struct Pooled {
+    V output = kNone, indices = kNone;
+  };
+  Pooled MaxPool2dWithIndices(V x, std::int64_t kernel, std::int64_t stride, std::int64_t padding);
+  // F.max_unpool2d(x, indices, output_size=[out_h, out_w]); its backward gathers the gradient
+  // at the indices (FunctionsManual's max_pool_double_backward: two views, gather, a view).
+  V MaxUnpool2d(V x, V indices, std::int64_t out_h, std::int64_t out_w);
   V AdaptiveAvgPool2d(V x, std::int64_t out_h, std::int64_t out_w);
 
  private:

@@ -42,6 +42,13 @@ std::vector<std::string> FamilyKeys(Family family) {
     case Family::kMobilenetV2:
       add({"width_mult", "image_size", "num_classes", "dropout"});
       break;
+    case Family::kFcn8:
+      add({"image_size", "num_classes", "dropout"});
+      break;
+    case Family::kSegnet:
+    case Family::kUnet:
+      add({"image_size", "num_classes"});
+      break;
     case Family::kLlama:  // no dropout in LLaMA
       add({"n_layer", "n_embd", "n_head", "n_kv_head", "n_inner", "attention", "seq_len", "vocab",
            "n_positions", "tie_embeddings"});
@@ -111,6 +118,13 @@ ModelConfig ModelDefaults(Family family) {
       break;
     case Family::kMobilenetV2:
       m.dropout = 0.2;
+      m.batch = 32;
+      break;
+    case Family::kFcn8:  // PASCAL VOC's 21 classes, the FCN paper's benchmark
+    case Family::kSegnet:
+    case Family::kUnet:
+      m.num_classes = 21;
+      m.dropout = family == Family::kFcn8 ? 0.5 : 0.0;
       m.batch = 32;
       break;
     case Family::kLlama:  // LLaMA-2 7B

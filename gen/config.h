@@ -24,7 +24,19 @@ struct EnumName {
   std::string_view name;
 };
 
-enum class Family { kGpt2, kBert, kVit, kResnet, kVgg, kAlexnet, kMobilenetV2, kLlama };
+enum class Family {
+  kGpt2,
+  kBert,
+  kVit,
+  kResnet,
+  kVgg,
+  kAlexnet,
+  kMobilenetV2,
+  kLlama,
+  kFcn8,
+  kSegnet,
+  kUnet
+};
 std::string_view ToString(Family family);
 inline constexpr EnumName<Family> kFamilyNames[] = {
     {Family::kGpt2, "gpt2"},
@@ -35,6 +47,9 @@ inline constexpr EnumName<Family> kFamilyNames[] = {
     {Family::kAlexnet, "alexnet"},
     {Family::kMobilenetV2, "mobilenet_v2"},
     {Family::kLlama, "llama"},
+    {Family::kFcn8, "fcn8"},
+    {Family::kSegnet, "segnet"},
+    {Family::kUnet, "unet"},
 };
 
 enum class OptimizerKind { kSgd, kAdam, kAdamW };
@@ -75,7 +90,7 @@ struct ModelConfig {
   std::int64_t n_embd = 768;
   std::int64_t n_head = 12;
   std::int64_t n_inner = 0;  // MLP hidden width; 0 = 4 * n_embd
-  double dropout = 0.1;      // also the classifier dropout of vgg, alexnet, mobilenet_v2
+  double dropout = 0.1;      // also the classifier dropout of vgg, alexnet, mobilenet_v2, fcn8
 
   // llama: grouped-query attention's key/value heads (0 = n_head) and the attention kernel.
   std::int64_t n_kv_head = 0;
@@ -88,7 +103,7 @@ struct ModelConfig {
   bool tie_embeddings = true;       // gpt2: the LM head reuses the token embedding
   std::int64_t type_vocab = 2;      // bert: token type embedding rows
 
-  // Image models (vit and the CNNs).
+  // Image models (vit, the CNNs and the segmentation networks, whose num_classes is per pixel).
   std::int64_t image_size = 224;
   std::int64_t num_classes = 1000;
   std::int64_t patch_size = 16;  // vit

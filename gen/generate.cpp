@@ -10,89 +10,12 @@
 #include "gen/aten.h"
 #include "gen/builder.h"
 #include "gen/llama.h"
+#include "gen/net.h"
 #include "gen/optim.h"
+#include "gen/segmentation.h"
 
 namespace roam::gen {
 namespace {
-
-// Parameters in registration order (what model.parameters() yields), plus the tape and ops.
-class Net {
- public:
-  explicit Net(const ModelConfig& m) : tape(m.name), ops(tape, m.device), dtype(m.dtype) {}
-
-  V Param(const Shape& shape) {
-    V v = tape.Input(shape, dtype, TensorKind::kWeight, /*parameter=*/true);
-    params.push_back(v);
-    return v;
-  }
-  V Buffer(const Shape& shape, DType dt) { return tape.Input(shape, dt, TensorKind::kInput); }
-
-  Tape tape;
-  Ops ops;
-  DType dtype;
-  std::vector<V> params;
-};
-
-struct LinearP {
-  V w = kNone, b = kNone;
-};
-LinearP MakeLinear(Net& n, std::int64_t in, std::int64_t out, bool bias = true) {
-  LinearP l;
-  l.w = n.Param({out, in});
-  if (bias) l.b = n.Param({out});
-  return l;
-}
-
-struct NormP {
-  V w = kNone, b = kNone;
-};
-NormP MakeLayerNorm(Net& n, std::int64_t d) { return {n.Param({d}), n.Param({d})}; }
-
-struct BatchNormP {
-  V w = kNone, b = kNone, mean = kNone, var = kNone, count = kNone;
-};
-BatchNormP MakeBatchNorm(Net& n, std::int64_t c) {
-  BatchNormP bn;
-  bn.w = n.Param({c});
-  bn.b = n.Param({c});
-  bn.mean = n.Buffer({c}, n.dtype);
-  bn.var = n.Buffer({c}, n.dtype);
-  bn.count = n.Buffer({}, DType::kInt64);
-  return bn;
-}
-V ApplyBatchNorm(Net& n, const BatchNormP& bn, V x) {
-  return n.ops.BatchNorm(x, bn.w, bn.b, bn.mean, bn.var, bn.count);
-}
-
-struct ConvP {
-  V w = kNone, b = kNone;
-  Ops::Conv conv;
-};
-ConvP MakeConv(Net& n, std::int64_t in, std::int64_t out, std::int64_t kernel, std::int64_t stride,
-               std::int64_t padding, bool bias, std::int64_t groups = 1) {
-  ConvP c;
-  c.w = n.Param({out, in / groups, kernel, kernel});
-  if (bias) c.b = n.Param({out});
-  c.conv = {stride, padding, groups};
-  return c;
-}
-V ApplyConv(Net& n, const ConvP& c, V x) { return n.ops.Conv2d(x, c.w, c.b, c.conv); }
-
-// Python's basic indexing `x[..., :stop]` in PyTorch 1.13: a bare `:` always emits a slice,
-// while `:stop` with stop equal to the dimension's length is elided.
-V IndexSlice(Ops& ops, V x, std::int64_t dim, std::int64_t stop = -1) {
-  const std::int64_t length = ops.tape().shape(x)[static_cast<size_t>(dim)];
-  if (stop == length) return x;
-  return ops.Slice(x, dim, 0, stop < 0 ? length : stop);
-}
-
-// loss.backward(); optimizer.step().
-Graph Finish(Net& n, V loss, const TrainingConfig& training) {
-  n.tape.MarkOutput(loss);
-  n.tape.Backward(loss);
-  EmitOptimizerStep(n.tape, n.params, training);
-  return n.tape.Finish();
-}
 
 // ---- GPT-2 (nanoGPT's model.py, attention without the flash path) -------------------------
 
@@ -374,22 +297,8 @@ V Classifier(Net& n, const ClassifierP& c, V x, double p, bool dropout_first) {
 Graph Vgg(const ModelConfig& m, const TrainingConfig& training) {
   Net n(m);
   Ops& o = n.ops;
-  constexpr std::int64_t M = 0;  // max pool
-  std::vector<std::int64_t> cfg;
-  switch (m.depth) {
-    case 11:
-      cfg = {64, M, 128, M, 256, 256, M, 512, 512, M, 512, 512, M};
-      break;
-    case 13:
-      cfg = {64, 64, M, 128, 128, M, 256, 256, M, 512, 512, M, 512, 512, M};
-      break;
-    case 16:
-      cfg = {64, 64, M, 128, 128, M, 256, 256, 256, M, 512, 512, 512, M, 512, 512, 512, M};
-      break;
-    default:
-      cfg = {64,  64,  M,   128, 128, M,   256, 256, 256, 256, M,
-             512, 512, 512, 512, M,   512, 512, 512, 512, M};
-  }
+  constexpr std::int64_t M = kVggPool;
+  const std::vector<std::int64_t> cfg = VggLayers(m.depth);
   struct Layer {
     ConvP conv;
     BatchNormP bn;
@@ -542,6 +451,12 @@ Graph GenerateGraph(const ModelConfig& model, const TrainingConfig& training) {
       return MobilenetV2(model, training);
     case Family::kLlama:
       return Llama(model, training);
+    case Family::kFcn8:
+      return Fcn8(model, training);
+    case Family::kSegnet:
+      return Segnet(model, training);
+    case Family::kUnet:
+      return Unet(model, training);
   }
   return {};
 }

@@ -168,9 +168,9 @@ void Row(const Graph& graph, double ratio, const std::string& method, bool rng_k
   }
 }
 
-// Checkmate's CNNs (its evaluation: VGG-16, VGG-19, MobileNet, ResNet-50; FCN-8, SegNet and
-// U-Net have no generator here) from roam's generator at batch 32, with ResNet-18 beside them:
-// best at 90% to 50% of the no-remat peak, and how many cells are proven optimal.
+// Checkmate's CNNs (its evaluation: VGG-16, VGG-19, MobileNet, ResNet-50, FCN-8, SegNet and a
+// U-Net) from roam's generator at batch 32, with ResNet-18 beside them: best at 90% to 50% of
+// the no-remat peak, and how many cells are proven optimal.
 void Cnn() {
   struct Model {
     const char* name;
@@ -183,6 +183,9 @@ void Cnn() {
       {"mobilenet_v2", "mobilenet_v2.yaml", {"model.batch=32"}},
       {"resnet18", "resnet18.yaml", {"model.batch=32"}},
       {"resnet50", "resnet50.yaml", {"model.batch=32"}},
+      {"fcn8", "fcn8.yaml", {"model.batch=32"}},
+      {"segnet", "segnet.yaml", {"model.batch=32"}},
+      {"unet", "unet.yaml", {"model.batch=32"}},
   };
   PrintRowHeader();
   Tally tally;

@@ -387,6 +387,20 @@ TEST(ConfigRejects, OtherInconsistentShapes) {
   ExpectMentions(ErrorOf("model: {family: alexnet, image_size: 32}"),
                  {"model.image_size", "too small"});
   ExpectMentions(ErrorOf("model: {family: gpt2, dropout: 1.5}"), {"model.dropout", "[0, 1)"});
+  // The segmentation families: five pools (fcn8, segnet) or four exact halvings (unet).
+  ExpectMentions(ErrorOf("model: {family: fcn8, image_size: 31}"),
+                 {"model.image_size", "too small"});
+  ExpectMentions(ErrorOf("model: {family: segnet, image_size: 16}"),
+                 {"model.image_size", "too small"});
+  ExpectMentions(ErrorOf("model: {family: unet, image_size: 8}"),
+                 {"model.image_size", "too small"});
+  ExpectMentions(ErrorOf("model: {family: unet, image_size: 40}"),
+                 {"conf.yaml", "model.image_size", "line 1", "40", "not a multiple of 16"});
+  ExpectMentions(ErrorOf("model: {family: segnet, dropout: 0.5}"),
+                 {"model.dropout", "does not apply to family segnet"});
+  ExpectMentions(ErrorOf("model: {family: unet, depth: 16}"),
+                 {"model.depth", "does not apply to family unet"});
+  ExpectMentions(ErrorOf("model: {family: fcn8, dropout: 1}"), {"model.dropout", "[0, 1)"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\ntraining: {optimizer: sgd, nesterov: true}"),
                  {"training.nesterov", "momentum"});
 }

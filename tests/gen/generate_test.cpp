@@ -81,16 +81,18 @@ TEST(ShippedConfigs, IncludeEveryPresetTheIssueAsksFor) {
   const auto files = ConfigFiles();
   for (const char* name :
        {"gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base", "bert-large", "vit-b16",
-        "resnet18", "resnet50", "vgg11", "alexnet", "mobilenet_v2"})
+        "resnet18", "resnet50", "vgg11", "alexnet", "mobilenet_v2", "fcn8", "segnet", "unet"})
     EXPECT_NE(std::find(files.begin(), files.end(), name), files.end()) << name;
 }
 
+// fcn8, segnet and unet: the modules in tests/gen/data/torch_reference.py at 21 classes.
 TEST(ParameterCounts, EqualThePublishedModels) {
   const std::map<std::string, Bytes> published = {
       {"gpt2-small", 124'439'808}, {"gpt2-medium", 354'823'168}, {"gpt2-large", 774'030'080},
       {"gpt2-xl", 1'557'611'200},  {"bert-base", 109'482'240},   {"bert-large", 335'141'888},
       {"vit-b16", 86'567'656},     {"resnet18", 11'689'512},     {"resnet50", 25'557'032},
-      {"vgg11", 132'863'336},      {"alexnet", 61'100'840},      {"mobilenet_v2", 3'504'872}};
+      {"vgg11", 132'863'336},      {"alexnet", 61'100'840},      {"mobilenet_v2", 3'504'872},
+      {"fcn8", 134'489'759},       {"segnet", 29'455'125},       {"unet", 31'038'933}};
   for (const auto& [name, count] : published) {
     const Graph g = GenerateGraph(Preset(name));
     EXPECT_EQ(Sum(g, TensorKind::kWeight) / 4, count) << name;
@@ -335,6 +337,27 @@ TEST(GeneratedCosts, RooflineOfMatmulsConvolutionsAndMemoryBoundOps) {
   const CostOperand conv_out[] = {{&y, 0}};
   EXPECT_DOUBLE_EQ(EstimateCost("aten.convolution", conv_in, conv_out),
                    2.0 * 32 * 64 * 56 * 56 * 64 * 3 * 3);
+}
+
+// A transposed convolution applies its weight [Cin, Cout, k, k] at every input position: FCN-8's
+// 16x16 stride-8 upsampling costs its input's positions, not its (64 times larger) output's.
+TEST(GeneratedCosts, ATransposedConvolutionCountsItsInputPositions) {
+  const Shape x = {2, 21, 28, 28}, w = {21, 21, 16, 16}, y = {2, 21, 232, 232};
+  const CostOperand in[] = {{&x, 0}, {&w, 0}};
+  const CostOperand out[] = {{&y, 0}};
+  const double multiply_adds = 2.0 * 28 * 28 * 21 * 21 * 16 * 16;  // batch 2
+  EXPECT_DOUBLE_EQ(EstimateCost("aten.convolution", in, out), 2.0 * multiply_adds);
+  // convolution_backward(grad_out, input, weight): the input and weight gradients.
+  const CostOperand back_in[] = {{&y, 0}, {&x, 0}, {&w, 0}};
+  const CostOperand back_out[] = {{&x, 0}, {&w, 0}};
+  EXPECT_DOUBLE_EQ(EstimateCost("aten.convolution_backward", back_in, back_out),
+                   4.0 * multiply_adds);
+  // U-Net's 2x2 stride-2 upsampling from 1024 to 512 channels: only the input has w[0]'s.
+  const Shape ux = {1, 1024, 14, 14}, uw = {1024, 512, 2, 2}, uy = {1, 512, 28, 28};
+  const CostOperand up_in[] = {{&ux, 0}, {&uw, 0}};
+  const CostOperand up_out[] = {{&uy, 0}};
+  EXPECT_DOUBLE_EQ(EstimateCost("aten.convolution", up_in, up_out),
+                   2.0 * 14 * 14 * 1024 * 512 * 2 * 2);
 }
 
 }  // namespace

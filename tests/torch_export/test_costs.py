@@ -54,6 +54,25 @@ class ExporterCosts(unittest.TestCase):
         self.assertEqual(moved, 4 * (5 + 1024 * 1024 + 1024 * 5 + 1024 * 5))
         self.assertEqual(addmm["cost"], 100.0 * moved)
 
+    def test_a_transposed_convolution_counts_its_input_positions(self):
+        # gen/cost.cpp's rule, read here from aten's `transposed` argument: the weight
+        # [Cin, Cout, k, k] is applied at each input position (FCN-8's stride-8 upsampling).
+        from roam_torch import cost
+        x, w = s.torch.empty(2, 21, 28, 28), s.torch.empty(21, 21, 16, 16)
+        y = s.torch.nn.functional.conv_transpose2d(x, w, stride=8)
+        self.assertEqual(tuple(y.shape), (2, 21, 232, 232))
+        multiply_adds = 2 * 28 * 28 * 21 * 21 * 16 * 16
+        forward = (x, w, None, [8, 8], [0, 0], [1, 1], True, [0, 0], 1)
+        self.assertEqual(cost.flops("aten.convolution", forward, y), 2.0 * multiply_adds)
+        backward = (y, x, w, None, [8, 8], [0, 0], [1, 1], True, [0, 0], 1, [True, True, False])
+        self.assertEqual(cost.flops("aten.convolution_backward", backward, (x, w)),
+                         4.0 * multiply_adds)
+        # Not transposed: the output's positions, as before.
+        z = s.torch.empty(2, 21, 21, 21)
+        plain = (y, w, None, [8, 8], [0, 0], [1, 1], False, [0, 0], 1)
+        self.assertEqual(cost.flops("aten.convolution", plain, z),
+                         2.0 * 2 * 21 * 21 * 21 * 21 * 16 * 16)
+
 
 class GraphsWithoutCosts(unittest.TestCase):
     def test_old_files_without_costs_stay_valid(self):

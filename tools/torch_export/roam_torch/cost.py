@@ -51,9 +51,15 @@ def flops(name, args, result):
     if name in ("aten.addmm", "aten.baddbmm"):
         a = arg_shape(1)
         return 2.0 * out_elems * a[-1] if a else 0.0
-    if name == "aten.convolution":  # (input, weight, bias, ...): weight [Cout, Cin/g, kh, kw]
-        w = arg_shape(1)
-        return 2.0 * out_elems * math.prod(w[1:]) if w else 0.0
+    if name == "aten.convolution":
+        # (input, weight, bias, stride, padding, dilation, transposed, ...): one multiply-add
+        # per weight element [Cout, Cin/g, kh, kw] at each output position, or for a
+        # transposed convolution (weight [Cin, Cout/g, kh, kw]) at each input position.
+        w, x = arg_shape(1), arg_shape(0)
+        if not w:
+            return 0.0
+        side = x if _transposed(args, 6) and x else out
+        return 2.0 * _positions(side) * math.prod(w)
     if name in ("aten._scaled_dot_product_flash_attention",
                 "aten._scaled_dot_product_flash_attention_backward"):
         # q [B, H, T, hd], k [B, H, S, hd]: half of q k^T and p v's 4*B*H*T*S*hd (causal);
@@ -66,9 +72,21 @@ def flops(name, args, result):
         return 2.5 * forward if backward else forward
     if name == "aten.convolution_backward":
         # (grad_out, input, weight, ...): the input and weight gradients, a convolution each.
-        g, w = arg_shape(0), arg_shape(2)
-        return 4.0 * math.prod(g) * math.prod(w[1:]) if g is not None and w else 0.0
+        g, x, w = arg_shape(0), arg_shape(1), arg_shape(2)
+        if g is None or not w:
+            return 0.0
+        side = x if _transposed(args, 7) and x else g
+        return 4.0 * _positions(side) * math.prod(w)
     return 0.0
+
+
+def _positions(shape):
+    """The positions a convolution's weight is applied at: every element but the channels'."""
+    return math.prod(s for i, s in enumerate(shape) if i != 1)
+
+
+def _transposed(args, i):
+    return i < len(args) and args[i] is True
 
 
 def estimate(name, args, result, bytes_moved):
