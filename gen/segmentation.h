@@ -1,7 +1,8 @@
 // The segmentation families (docs/generators.md, "fcn8, segnet, unet"): the encoder-decoder
 // networks of Checkmate's and MOCCASIN's benchmarks, written as PyTorch modules the way their
-// papers describe them (tests/gen/data/torch_reference.py holds the modules), trained with a
-// per-pixel cross-entropy over num_classes classes at image_size x image_size.
+// papers describe them (tools/torch_export/roam_torch/segmentation.py holds the modules; the
+// PyTorch exporter traces them), trained with a per-pixel cross-entropy over num_classes classes at
+// image_size x image_size.
 #pragma once
 
 #include "core/graph.h"

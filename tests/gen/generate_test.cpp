@@ -85,7 +85,8 @@ TEST(ShippedConfigs, IncludeEveryPresetTheIssueAsksFor) {
     EXPECT_NE(std::find(files.begin(), files.end(), name), files.end()) << name;
 }
 
-// fcn8, segnet and unet: the modules in tests/gen/data/torch_reference.py at 21 classes.
+// fcn8, segnet and unet: the modules in tools/torch_export/roam_torch/segmentation.py at 21
+// classes.
 TEST(ParameterCounts, EqualThePublishedModels) {
   const std::map<std::string, Bytes> published = {
       {"gpt2-small", 124'439'808}, {"gpt2-medium", 354'823'168}, {"gpt2-large", 774'030'080},

@@ -1,6 +1,6 @@
 """The C++ generator (`roam export-graph CONFIG`) and the PyTorch trace of the same config
 agree within 10% on op count and on program-order theoretical peak (GPT-2 with few layers,
-ResNet-18 at a small batch). docs/torch-export.md lists the differences and the full-size
+ResNet-18 at a small batch, the segmentation presets, whose peaks are equal). docs/torch-export.md lists the differences and the full-size
 figures.
 
 Op costs (ops[].cost, FLOP-equivalents, gen/cost.h's model in both) agree within
@@ -77,6 +77,21 @@ class GeneratorMatchesTrace(unittest.TestCase):
     def test_resnet18(self):
         r = self.compare_config("resnet18.yaml", batch=4)
         self.assertGreater(r["b"]["ops"], 600)
+
+    # The segmentation presets (roam_torch/segmentation.py against gen/segmentation.h): the
+    # transposed convolutions' FLOPs, the per-pixel loss, SegNet's unpooling at a size its
+    # pools floored, FCN-8's crops.
+    def test_fcn8(self):
+        r = self.compare_config("fcn8.yaml", batch=2, image_size=45)
+        self.assertEqual(r["peak_rel_diff"], 0.0)
+
+    def test_segnet(self):
+        r = self.compare_config("segnet.yaml", batch=2, image_size=141)
+        self.assertEqual(r["peak_rel_diff"], 0.0)
+
+    def test_unet(self):
+        r = self.compare_config("unet.yaml", batch=2, image_size=128)
+        self.assertEqual(r["peak_rel_diff"], 0.0)
 
 
 class CompareScript(unittest.TestCase):

@@ -299,7 +299,8 @@ class DetachArtifacts(unittest.TestCase):
 
 
 class MissingMetaKernels(unittest.TestCase):
-    """1.13 has no meta kernel for convolution_backward (nor _adaptive_avg_pool2d_backward)."""
+    """1.13 has no meta kernel for convolution_backward (nor _adaptive_avg_pool2d_backward,
+    max_unpool2d, nll_loss2d_forward)."""
 
     @unittest.skipUnless(s.ON_1_13, "PyTorch 2 ships these meta kernels")
     def test_without_the_registration_fake_tracing_cannot_run_them(self):
@@ -371,6 +372,27 @@ class MissingMetaKernels(unittest.TestCase):
             meta = aten._adaptive_avg_pool2d_backward.default(g.to("meta"), x.to("meta"))
             self.assertEqual((meta.shape, meta.dtype, meta.stride()),
                              (real.shape, real.dtype, real.stride()))
+
+    def test_max_unpool2d_and_nll_loss2d_meta_match_real_kernels(self):
+        # SegNet's unpooling and the per-pixel loss (roam_torch/segmentation.py).
+        patches.register_missing_meta_kernels()
+        for channels_last in (False, True):
+            x = torch.randn(2, 3, 9, 11)
+            if channels_last:
+                x = x.contiguous(memory_format=torch.channels_last)
+            pooled, indices = torch.nn.functional.max_pool2d(x, 2, 2, return_indices=True)
+            real = aten.max_unpool2d.default(pooled, indices, [9, 11])
+            meta = aten.max_unpool2d.default(pooled.to("meta"), indices.to("meta"), [9, 11])
+            self.assertEqual((meta.shape, meta.dtype, meta.stride()),
+                             (real.shape, real.dtype, real.stride()), channels_last)
+        log_probs = torch.randn(2, 4, 5, 6).log_softmax(1)
+        target = torch.randint(0, 4, (2, 5, 6))
+        for reduction in (0, 1, 2):  # none, mean, sum
+            real = aten.nll_loss2d_forward.default(log_probs, target, None, reduction, -100)
+            meta = aten.nll_loss2d_forward.default(log_probs.to("meta"), target.to("meta"),
+                                                   None, reduction, -100)
+            for r_, m in zip(real, meta):
+                self.assertEqual((m.shape, m.dtype, m.stride()), (r_.shape, r_.dtype, r_.stride()))
 
     def test_fake_trace_of_a_cnn_runs_no_real_kernel(self):
         # allow_fallback_kernels=False: any op without a meta kernel raises instead of running

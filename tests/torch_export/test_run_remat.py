@@ -1,7 +1,7 @@
 """run_plan.py on graphs `roam remat` rewrote: the copies (recomputations) run in the plan's
 order into their own planned places, their consumers read them as the graph wires them, and a
-tiny GPT (whose dropout is recomputed, with its RNG state restored) and a small CNN match eager
-PyTorch bit for bit over 2 steps; wrong rewirings are rejected (exit 2) or, run anyway, give
+tiny GPT (whose dropout is recomputed, with its RNG state restored), a small CNN and SegNet
+match eager PyTorch bit for bit over 2 steps; wrong rewirings are rejected (exit 2) or, run anyway, give
 other numbers (exit 1)."""
 
 import copy
@@ -193,6 +193,18 @@ class SmallCNN(RematPlansRunAndMatchEager, unittest.TestCase):
         self.assertIsNotNone(r.difference)
         r = self.run_plan(plan_path, rw, rw_path)
         self.assertIsNone(r.difference, r.diagnosis)
+
+
+class SegNet(RematPlansRunAndMatchEager, unittest.TestCase):
+    """configs/segnet.yaml's model (roam_torch/segmentation.py) at 45x45, where its pools floor:
+    max-pool indices kept until the decoder unpools with them, batch norm, a per-pixel loss,
+    Adam."""
+
+    @staticmethod
+    def make_runner():
+        return planned.Runner(StepSpec(name="segnet", family="segmentation", model="segnet",
+                                       batch=2, image_size=45, num_classes=4,
+                                       optimizer=OptimizerSpec(name="adam", lr=0.01)))
 
 
 class CommandLine(unittest.TestCase):

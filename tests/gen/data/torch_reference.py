@@ -7,12 +7,19 @@ Run from this directory with Debian's python3 (ROAM_WITH_TORCH=1 scripts/install
     /usr/bin/python3 torch_reference.py
 It rewrites every <case>.ops next to <case>.yaml. The GPT-2 model is nanoGPT's (attention
 without the flash path, which 1.13 lacks); BERT is the BertModel-shaped module below; the
-vision models are torchvision 0.14's; FCN-8s, SegNet and U-Net are the modules below. Profiler bookkeeping ops (zeros,
-_record_function_enter) that torch.optim's step wrapper emits are left out.
+vision models are torchvision 0.14's; FCN-8s, SegNet and U-Net are roam_torch/segmentation.py's
+(the modules the exporter traces). Profiler bookkeeping ops (zeros, _record_function_enter)
+that torch.optim's step wrapper emits are left out.
 """
 import math
+import os
+import sys
 import torch, torch.nn as nn, torch.nn.functional as F
 import torchvision
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "../../../tools/torch_export"))
+from roam_torch.segmentation import FCN8s, SegNet, UNet  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
@@ -147,91 +154,6 @@ class Bert(nn.Module):
 
 
 
-# ---- segmentation models (Checkmate's FCN-8, SegNet and U-Net, written as PyTorch users do) ----
-class FCN8s(nn.Module):
-    """FCN-8s on VGG-16 (Long et al. 2015), padded as keras_segmentation's fcn_8: 'same'
-    convolutions, the upsampled map cropped at its bottom and right to the skip's size."""
-    def __init__(s, n_class, p=0.5):
-        super().__init__()
-        s.features = torchvision.models.vgg16().features
-        s.fc6 = nn.Conv2d(512, 4096, 7, padding=3); s.fc7 = nn.Conv2d(4096, 4096, 1)
-        s.drop6 = nn.Dropout(p); s.drop7 = nn.Dropout(p)
-        s.score_fr = nn.Conv2d(4096, n_class, 1)
-        s.upscore2 = nn.ConvTranspose2d(n_class, n_class, 4, stride=2, bias=False)
-        s.score_pool4 = nn.Conv2d(512, n_class, 1)
-        s.upscore_pool4 = nn.ConvTranspose2d(n_class, n_class, 4, stride=2, bias=False)
-        s.score_pool3 = nn.Conv2d(256, n_class, 1)
-        s.upscore8 = nn.ConvTranspose2d(n_class, n_class, 16, stride=8, bias=False)
-    def forward(s, x):
-        H, W = x.shape[2:]
-        pool3 = s.features[:17](x); pool4 = s.features[17:24](pool3); pool5 = s.features[24:](pool4)
-        h = s.drop6(F.relu(s.fc6(pool5), inplace=True))
-        h = s.drop7(F.relu(s.fc7(h), inplace=True))
-        h = s.upscore2(s.score_fr(h))
-        p4 = s.score_pool4(pool4)
-        h = h[..., :p4.size(2), :p4.size(3)] + p4
-        h = s.upscore_pool4(h)
-        p3 = s.score_pool3(pool3)
-        h = h[..., :p3.size(2), :p3.size(3)] + p3
-        return s.upscore8(h)[..., :H, :W]
-
-def conv_bn_relu(i, o):
-    return [nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(inplace=True)]
-
-class SegNet(nn.Module):
-    """SegNet (Badrinarayanan et al. 2017): VGG-16's 13 convolutions with batch norm, pooling
-    indices carried to a mirrored decoder that unpools with them."""
-    def __init__(s, n_class):
-        super().__init__()
-        enc = [[64, 64], [128, 128], [256, 256, 256], [512, 512, 512], [512, 512, 512]]
-        dec = [[512, 512, 512], [512, 512, 256], [256, 256, 128], [128, 64], [64]]
-        s.enc = nn.ModuleList(); c = 3
-        for stage in enc:
-            layers = []
-            for o in stage: layers += conv_bn_relu(c, o); c = o
-            s.enc.append(nn.Sequential(*layers))
-        s.dec = nn.ModuleList()
-        for k, stage in enumerate(dec):
-            layers = []
-            for o in stage: layers += conv_bn_relu(c, o); c = o
-            if k == len(dec) - 1: layers.append(nn.Conv2d(c, n_class, 3, padding=1))
-            s.dec.append(nn.Sequential(*layers))
-    def forward(s, x):
-        saved = []
-        for e in s.enc:
-            x = e(x); size = x.size()
-            x, idx = F.max_pool2d(x, 2, 2, return_indices=True)
-            saved.append((idx, size))
-        for d, (idx, size) in zip(s.dec, reversed(saved)):
-            x = d(F.max_unpool2d(x, idx, 2, 2, output_size=size))
-        return x
-
-class DoubleConv(nn.Sequential):
-    def __init__(s, i, o):
-        super().__init__(nn.Conv2d(i, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True),
-                         nn.Conv2d(o, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
-
-class UNet(nn.Module):
-    """U-Net (Ronneberger et al. 2015) as milesial's Pytorch-UNet builds it (same-padded
-    convolutions with batch norm, transposed-convolution upsampling), at image sizes that are
-    multiples of 16, where its F.pad is not needed."""
-    def __init__(s, n_class):
-        super().__init__()
-        ch = [64, 128, 256, 512, 1024]
-        s.inc = DoubleConv(3, 64)
-        s.down = nn.ModuleList([DoubleConv(ch[i], ch[i + 1]) for i in range(4)])
-        s.up = nn.ModuleList([nn.ConvTranspose2d(ch[i + 1], ch[i], 2, stride=2) for i in reversed(range(4))])
-        s.upconv = nn.ModuleList([DoubleConv(ch[i + 1], ch[i]) for i in reversed(range(4))])
-        s.outc = nn.Conv2d(64, n_class, 1)
-    def forward(s, x):
-        skips = [s.inc(x)]
-        for d in s.down: skips.append(d(F.max_pool2d(skips[-1], 2)))
-        x = skips.pop()
-        for up, conv in zip(s.up, s.upconv):
-            x = conv(torch.cat([skips.pop(), up(x)], dim=1))
-        return s.outc(x)
-
-
 def cases():
     torch.manual_seed(0)
     B = 2
@@ -260,7 +182,8 @@ def cases():
         per_pixel = lambda o, pixels=pixels: F.cross_entropy(o, pixels)
         yield f"fcn8-tiny{'' if s == 32 else '-odd'}", FCN8s(4), (img(s),), per_pixel, "adam"
         yield f"segnet-tiny{'' if s == 32 else '-odd'}", SegNet(4), (img(s),), per_pixel, "adam"
-    yield "unet-tiny", UNet(4), (img(32),), lambda o: F.cross_entropy(o, torch.randint(0, 4, (B, 32, 32))), "adam"
+    unet_pixels = torch.randint(0, 4, (B, 32, 32))
+    yield "unet-tiny", UNet(4), (img(32),), lambda o: F.cross_entropy(o, unet_pixels), "adam"
 
 
 if __name__ == "__main__":

@@ -3,9 +3,9 @@
 Each function here fixes one known difference between what make_fx records on a CPU-only
 Debian build and what eager PyTorch runs on a GPU (docs/torch-export.md, "Pitfalls"):
 
-- register_missing_meta_kernels(): 1.13 has no meta kernel for aten.convolution_backward (and
-  _adaptive_avg_pool2d_backward), so fake tracing either fails or, with fallback kernels,
-  runs real convolutions on zeros.
+- register_missing_meta_kernels(): 1.13 has no meta kernel for aten.convolution_backward (nor
+  _adaptive_avg_pool2d_backward, max_unpool2d, nll_loss2d_forward), so fake tracing either
+  fails or, with fallback kernels, runs real convolutions on zeros.
 - keep_eager_granularity(): make_fx calls OpOverload.decompose() on every op that also has a
   CompositeImplicitAutograd kernel, splitting ops such as silu_backward that eager runs as one
   kernel.
@@ -47,20 +47,44 @@ def _convolution_backward_meta(grad_output, input, weight, bias_sizes, stride, p
     return grad_input, grad_weight, grad_bias
 
 
+def _suggested_format(self):
+    """Tensor.suggest_memory_format: channels-last where the tensor is laid out so."""
+    channels_last = (self.dim() == 4 and not self.is_contiguous() and
+                     self.is_contiguous(memory_format=torch.channels_last))
+    return torch.channels_last if channels_last else torch.contiguous_format
+
+
 def _adaptive_avg_pool2d_backward_meta(grad_output, self):
     # The CPU and CUDA kernels allocate the gradient like the input, in the input's suggested
     # memory format (channels-last when it is laid out so, else contiguous).
-    channels_last = (self.dim() == 4 and not self.is_contiguous() and
-                     self.is_contiguous(memory_format=torch.channels_last))
-    return torch.empty_like(self, memory_format=torch.channels_last if channels_last
-                            else torch.contiguous_format)
+    return torch.empty_like(self, memory_format=_suggested_format(self))
+
+
+def _max_unpool2d_meta(self, indices, output_size):
+    # The CPU kernel resizes its output to [N, C, *output_size] in the input's suggested
+    # memory format (SegNet's decoder, roam_torch/segmentation.py).
+    if len(output_size) != 2 or self.dim() != 4 or indices.shape != self.shape:
+        raise RuntimeError("max_unpool2d: a 4-D input, indices of its shape and a 2-D "
+                           "output_size expected")
+    shape = [self.shape[0], self.shape[1], int(output_size[0]), int(output_size[1])]
+    return torch.empty(shape, dtype=self.dtype, device=self.device,
+                       memory_format=_suggested_format(self))
+
+
+def _nll_loss2d_forward_meta(self, target, weight, reduction, ignore_index):
+    # A per-pixel loss: [N, H, W] without reduction, else a scalar; total_weight a scalar.
+    output = self.new_empty(target.shape if reduction == 0 else [])
+    return output, self.new_empty([])
 
 
 # aten op name -> meta kernel, for ops PyTorch 1.13 ships without one. Found by tracing every
-# torchvision classification model with fallback kernels allowed and recording the fallbacks.
+# torchvision classification model and roam_torch/segmentation.py's models with fallback
+# kernels allowed and recording the fallbacks.
 MISSING_META_KERNELS = {
     "convolution_backward": _convolution_backward_meta,
     "_adaptive_avg_pool2d_backward": _adaptive_avg_pool2d_backward_meta,
+    "max_unpool2d": _max_unpool2d_meta,
+    "nll_loss2d_forward": _nll_loss2d_forward_meta,
 }
 
 

@@ -52,8 +52,10 @@ class OptimizerSpec:
 @dataclass(frozen=True)
 class StepSpec:
     name: str
-    family: str  # "gpt2" or "torchvision"
-    model: str = ""  # torchvision model name ("vit": VisionTransformer from model_kwargs)
+    family: str  # "gpt2", "llama", "torchvision" or "segmentation"
+    # torchvision model name ("vit": VisionTransformer from model_kwargs), or segmentation's
+    # config family (fcn8, segnet, unet)
+    model: str = ""
     model_kwargs: tuple = ()  # (name, value) pairs for the torchvision constructor
     gpt2: GPT2Config = field(default_factory=GPT2Config)
     llama: LlamaConfig = field(default_factory=LlamaConfig)
@@ -108,7 +110,8 @@ def _check_choice(what, value, choices):
                          f"{_suggest(str(value), choices)}")
 
 
-TRACED_FAMILIES = ("gpt2", "vit", "resnet", "vgg", "alexnet", "mobilenet_v2", "llama")
+TRACED_FAMILIES = ("gpt2", "vit", "resnet", "vgg", "alexnet", "mobilenet_v2", "llama", "fcn8",
+                   "segnet", "unet")
 
 
 def _find_roam():
@@ -187,6 +190,12 @@ def load_config(path, batch=None, optimizer=None, dropout_form=None, name=None):
                           n_positions=model["n_positions"], n_inner=model["n_inner"],
                           tie_embeddings=model["tie_embeddings"])
         return StepSpec(family="gpt2", gpt2=gpt2, **common)
+
+    if family in ("fcn8", "segnet", "unet"):  # roam_torch/segmentation.py
+        kwargs = {"dropout": model["dropout"]} if family == "fcn8" else {}
+        return StepSpec(family="segmentation", model=family, image_size=model["image_size"],
+                        num_classes=model["num_classes"],
+                        model_kwargs=tuple(sorted(kwargs.items())), **common)
 
     kwargs = {}
     if family == "resnet":

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.overrides import TorchFunctionMode
 
-from . import compat, fx_trace, patches
+from . import compat, fx_trace, patches, segmentation
 from .gpt2 import GPT2
 from .llama import Llama
 from .spec import StepSpec, UsageError
@@ -64,6 +64,8 @@ def build_model(spec: StepSpec) -> nn.Module:
             if spec.model.startswith("vit_"):
                 kwargs["image_size"] = spec.image_size
             model = torchvision.models.get_model(spec.model, **kwargs)
+    elif spec.family == "segmentation":
+        model = segmentation.build(spec.model, spec.num_classes, **dict(spec.model_kwargs))
     else:
         raise UsageError(f"unknown model family {spec.family!r}")
     # bf16-master: the model itself in bfloat16; its float32 masters are optimizer state.
@@ -117,7 +119,10 @@ def make_batch(spec: StepSpec, generator=None):
         targets = torch.randint(0, spec.llama.vocab, shape, generator=generator)
         return idx, targets
     x = torch.randn(spec.batch, 3, spec.image_size, spec.image_size, generator=generator)
-    y = torch.randint(0, spec.num_classes, (spec.batch,), generator=generator)
+    # A class per image, or per pixel for a segmentation network.
+    labels = (spec.batch, spec.image_size, spec.image_size) if spec.family == "segmentation" \
+        else (spec.batch,)
+    y = torch.randint(0, spec.num_classes, labels, generator=generator)
     return x.to(spec.torch_dtype), y
 
 
@@ -229,7 +234,9 @@ def training_step(spec: StepSpec, inputs: StepInputs, flat, set_phase=lambda pha
             logits = logits[0]
         if spec.precision == "bf16-master":  # the loss in float32, as `logits.float()`
             logits = logits.float()
-        if logits.dim() > 2:  # language models: nanoGPT flattens the tokens into the batch
+        if spec.family == "segmentation":  # per pixel: logits [N, C, H, W], labels [N, H, W]
+            loss = F.cross_entropy(logits, y)
+        elif logits.dim() > 2:  # language models: nanoGPT flattens the tokens into the batch
             loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
         else:
             loss = F.cross_entropy(logits, y)
