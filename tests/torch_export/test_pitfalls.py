@@ -298,6 +298,11 @@ class DetachArtifacts(unittest.TestCase):
         self.assertEqual([op["name"] for op in graph["ops"]].count("aten.detach"), 1)
 
 
+def contiguous_and_channels_last(*shape):
+    x = torch.randn(shape)
+    return x, x.contiguous(memory_format=torch.channels_last)
+
+
 class MissingMetaKernels(unittest.TestCase):
     """1.13 has no meta kernel for convolution_backward (nor _adaptive_avg_pool2d_backward,
     max_unpool2d, nll_loss2d_forward)."""
@@ -357,34 +362,29 @@ class MissingMetaKernels(unittest.TestCase):
                     self.assertIsNone(m)
                 else:
                     self.assertEqual(m.device.type, "meta")
-                    self.assertEqual((m.shape, m.dtype, m.stride()),
-                                     (r_.shape, r_.dtype, r_.stride()))
+                    self.assert_same_geometry(m, r_)
+
+    def assert_same_geometry(self, meta, real, msg=None):
+        self.assertEqual((meta.shape, meta.dtype, meta.stride()),
+                         (real.shape, real.dtype, real.stride()), msg)
 
     def test_adaptive_avg_pool2d_backward_meta_matches_real_kernel(self):
         patches.register_missing_meta_kernels()
-        for channels_last in (False, True):
-            x = torch.randn(2, 3, 7, 9)
-            if channels_last:
-                x = x.contiguous(memory_format=torch.channels_last)
+        for x in contiguous_and_channels_last(2, 3, 7, 9):
             y = torch.ops.aten._adaptive_avg_pool2d(x, [3, 2])
             g = torch.randn_like(y)
             real = aten._adaptive_avg_pool2d_backward.default(g, x)
             meta = aten._adaptive_avg_pool2d_backward.default(g.to("meta"), x.to("meta"))
-            self.assertEqual((meta.shape, meta.dtype, meta.stride()),
-                             (real.shape, real.dtype, real.stride()))
+            self.assert_same_geometry(meta, real)
 
     def test_max_unpool2d_and_nll_loss2d_meta_match_real_kernels(self):
         # SegNet's unpooling and the per-pixel loss (roam_torch/segmentation.py).
         patches.register_missing_meta_kernels()
-        for channels_last in (False, True):
-            x = torch.randn(2, 3, 9, 11)
-            if channels_last:
-                x = x.contiguous(memory_format=torch.channels_last)
+        for x in contiguous_and_channels_last(2, 3, 9, 11):
             pooled, indices = torch.nn.functional.max_pool2d(x, 2, 2, return_indices=True)
             real = aten.max_unpool2d.default(pooled, indices, [9, 11])
             meta = aten.max_unpool2d.default(pooled.to("meta"), indices.to("meta"), [9, 11])
-            self.assertEqual((meta.shape, meta.dtype, meta.stride()),
-                             (real.shape, real.dtype, real.stride()), channels_last)
+            self.assert_same_geometry(meta, real, x.stride())
         log_probs = torch.randn(2, 4, 5, 6).log_softmax(1)
         target = torch.randint(0, 4, (2, 5, 6))
         for reduction in (0, 1, 2):  # none, mean, sum
@@ -392,7 +392,7 @@ class MissingMetaKernels(unittest.TestCase):
             meta = aten.nll_loss2d_forward.default(log_probs.to("meta"), target.to("meta"),
                                                    None, reduction, -100)
             for r_, m in zip(real, meta):
-                self.assertEqual((m.shape, m.dtype, m.stride()), (r_.shape, r_.dtype, r_.stride()))
+                self.assert_same_geometry(m, r_, reduction)
 
     def test_fake_trace_of_a_cnn_runs_no_real_kernel(self):
         # allow_fallback_kernels=False: any op without a meta kernel raises instead of running
