@@ -9,9 +9,9 @@ namespace roam::gen {
 namespace {
 
 // A convolution and a transposed one share their backward: convolution_backward(grad, input,
-// weight) with one output per needed gradient, bias_sizes being the bias's (or Cout's).
-void RecordConvolution(Tape& tape, V out, V x, V weight, V bias, const Shape& bias_shape) {
-  const Shape xs = tape.shape(x), ws = tape.shape(weight);
+// weight) with one output per needed gradient, the bias's being [Cout] (bias_sizes).
+void RecordConvolution(Tape& tape, V out, V x, V weight, V bias) {
+  const Shape xs = tape.shape(x), ws = tape.shape(weight), bias_shape = {tape.shape(out)[1]};
   tape.Record({out}, {x, weight, bias},
               [x, weight, xs, ws, bias_shape](Tape& t, const std::vector<V>& g,
                                               const std::vector<bool>& need) {
@@ -28,8 +28,7 @@ V Ops::Conv2d(V x, V weight, V bias, Conv conv) {
   const std::int64_t h = (xs[2] + 2 * conv.padding - ws[2]) / conv.stride + 1;
   const std::int64_t w = (xs[3] + 2 * conv.padding - ws[3]) / conv.stride + 1;
   V out = t_.Emit1("aten.convolution", {x, weight, bias}, {xs[0], ws[0], h, w}, t_.dtype(x));
-  const Shape bs = bias != kNone ? t_.shape(bias) : Shape{ws[0]};
-  RecordConvolution(t_, out, x, weight, bias, bs);
+  RecordConvolution(t_, out, x, weight, bias);
   return out;
 }
 
@@ -39,8 +38,7 @@ V Ops::ConvTranspose2d(V x, V weight, V bias, Conv conv) {
   const std::int64_t w = (xs[3] - 1) * conv.stride - 2 * conv.padding + ws[3];
   const std::int64_t out_channels = ws[1] * conv.groups;
   V out = t_.Emit1("aten.convolution", {x, weight, bias}, {xs[0], out_channels, h, w}, t_.dtype(x));
-  const Shape bs = bias != kNone ? t_.shape(bias) : Shape{out_channels};
-  RecordConvolution(t_, out, x, weight, bias, bs);
+  RecordConvolution(t_, out, x, weight, bias);
   return out;
 }
 

@@ -297,39 +297,13 @@ V Classifier(Net& n, const ClassifierP& c, V x, double p, bool dropout_first) {
 Graph Vgg(const ModelConfig& m, const TrainingConfig& training) {
   Net n(m);
   Ops& o = n.ops;
-  constexpr std::int64_t M = kVggPool;
-  const std::vector<std::int64_t> cfg = VggLayers(m.depth);
-  struct Layer {
-    ConvP conv;
-    BatchNormP bn;
-  };
-  std::vector<Layer> layers;
-  std::int64_t channels = 3;
-  for (std::int64_t c : cfg) {
-    if (c == M) continue;
-    Layer l;
-    l.conv = MakeConv(n, channels, c, 3, 1, 1, true);
-    if (m.batch_norm) l.bn = MakeBatchNorm(n, c);
-    layers.push_back(l);
-    channels = c;
-  }
+  const VggFeaturesP features = MakeVggFeatures(n, m.depth, m.batch_norm);
   ClassifierP cls{MakeLinear(n, 512 * 7 * 7, 4096), MakeLinear(n, 4096, 4096),
                   MakeLinear(n, 4096, m.num_classes)};
   const V images = n.Buffer({m.batch, 3, m.image_size, m.image_size}, m.dtype);
   const V labels = n.Buffer({m.batch}, DType::kInt64);
 
-  V x = images;
-  size_t next = 0;
-  for (std::int64_t c : cfg) {
-    if (c == M) {
-      x = o.MaxPool2d(x, 2, 2, 0);
-      continue;
-    }
-    const Layer& l = layers[next++];
-    x = ApplyConv(n, l.conv, x);
-    if (m.batch_norm) x = ApplyBatchNorm(n, l.bn, x);
-    x = o.ReluInPlace(x);
-  }
+  V x = ApplyVggFeatures(n, features, images);
   x = o.Reshape(o.AdaptiveAvgPool2d(x, 7, 7), {m.batch, 512 * 7 * 7});
   V loss = o.CrossEntropy(Classifier(n, cls, x, m.dropout, false), labels);
   return Finish(n, loss, training);

@@ -91,22 +91,55 @@ inline V ApplyConv(Net& n, const ConvP& c, V x) {
                       : n.ops.Conv2d(x, c.w, c.b, c.conv);
 }
 
-// torchvision's VGG feature layers for depth 11/13/16/19: output channels of each 3x3
-// convolution, kVggPool for each 2x2 max pool.
-inline constexpr std::int64_t kVggPool = 0;
-inline std::vector<std::int64_t> VggLayers(std::int64_t depth) {
-  constexpr std::int64_t M = kVggPool;
+// torchvision's vgg.features for depth 11/13/16/19: 3x3 convolutions (each followed by a batch
+// norm in the _bn variants) with in-place ReLUs, and 2x2 max pools.
+struct VggFeaturesP {
+  static constexpr std::int64_t kPool = 0;
+  std::vector<std::int64_t> layers;  // output channels of each convolution, kPool for a pool
+  std::vector<ConvP> convs;
+  std::vector<BatchNormP> norms;  // empty without batch norm
+};
+inline VggFeaturesP MakeVggFeatures(Net& n, std::int64_t depth, bool batch_norm) {
+  constexpr std::int64_t M = VggFeaturesP::kPool;
+  VggFeaturesP f;
   switch (depth) {
     case 11:
-      return {64, M, 128, M, 256, 256, M, 512, 512, M, 512, 512, M};
+      f.layers = {64, M, 128, M, 256, 256, M, 512, 512, M, 512, 512, M};
+      break;
     case 13:
-      return {64, 64, M, 128, 128, M, 256, 256, M, 512, 512, M, 512, 512, M};
+      f.layers = {64, 64, M, 128, 128, M, 256, 256, M, 512, 512, M, 512, 512, M};
+      break;
     case 16:
-      return {64, 64, M, 128, 128, M, 256, 256, 256, M, 512, 512, 512, M, 512, 512, 512, M};
+      f.layers = {64, 64, M, 128, 128, M, 256, 256, 256, M, 512, 512, 512, M, 512, 512, 512, M};
+      break;
     default:
-      return {64,  64,  M,   128, 128, M,   256, 256, 256, 256, M,
-              512, 512, 512, 512, M,   512, 512, 512, 512, M};
+      f.layers = {64,  64,  M,   128, 128, M,   256, 256, 256, 256, M,
+                  512, 512, 512, 512, M,   512, 512, 512, 512, M};
   }
+  std::int64_t channels = 3;
+  for (std::int64_t c : f.layers) {
+    if (c == M) continue;
+    f.convs.push_back(MakeConv(n, channels, c, 3, 1, 1, true));
+    if (batch_norm) f.norms.push_back(MakeBatchNorm(n, c));
+    channels = c;
+  }
+  return f;
+}
+// vgg.features(x); each pool's output is also appended to *pooled when given (FCN-8's skips).
+inline V ApplyVggFeatures(Net& n, const VggFeaturesP& f, V x, std::vector<V>* pooled = nullptr) {
+  size_t next = 0;
+  for (std::int64_t c : f.layers) {
+    if (c == VggFeaturesP::kPool) {
+      x = n.ops.MaxPool2d(x, 2, 2, 0);
+      if (pooled != nullptr) pooled->push_back(x);
+      continue;
+    }
+    x = ApplyConv(n, f.convs[next], x);
+    if (!f.norms.empty()) x = ApplyBatchNorm(n, f.norms[next], x);
+    x = n.ops.ReluInPlace(x);
+    ++next;
+  }
+  return x;
 }
 
 // Python's basic indexing `x[..., :stop]` in PyTorch 1.13: a bare `:` always emits a slice,

@@ -38,14 +38,7 @@ Graph Fcn8(const ModelConfig& m, const TrainingConfig& training) {
   Net n(m);
   Ops& o = n.ops;
   const std::int64_t K = m.num_classes;
-  const std::vector<std::int64_t> cfg = VggLayers(16);
-  std::vector<ConvP> features;
-  std::int64_t channels = 3;
-  for (std::int64_t c : cfg) {
-    if (c == kVggPool) continue;
-    features.push_back(MakeConv(n, channels, c, 3, 1, 1, true));
-    channels = c;
-  }
+  const VggFeaturesP features = MakeVggFeatures(n, 16, /*batch_norm=*/false);
   const ConvP fc6 = MakeConv(n, 512, 4096, 7, 1, 3, true);
   const ConvP fc7 = MakeConv(n, 4096, 4096, 1, 1, 0, true);
   const ConvP score_fr = MakeConv(n, 4096, K, 1, 1, 0, true);
@@ -57,16 +50,7 @@ Graph Fcn8(const ModelConfig& m, const TrainingConfig& training) {
   const V images = n.Buffer({m.batch, 3, m.image_size, m.image_size}, m.dtype);
 
   std::vector<V> pooled;  // after each of VGG-16's five pools
-  V x = images;
-  size_t next = 0;
-  for (std::int64_t c : cfg) {
-    if (c == kVggPool) {
-      x = o.MaxPool2d(x, 2, 2, 0);
-      pooled.push_back(x);
-    } else {
-      x = o.ReluInPlace(ApplyConv(n, features[next++], x));
-    }
-  }
+  ApplyVggFeatures(n, features, images, &pooled);
   const V pool3 = pooled[2], pool4 = pooled[3], pool5 = pooled[4];
   V h = o.Dropout(o.ReluInPlace(ApplyConv(n, fc6, pool5)), m.dropout);
   h = o.Dropout(o.ReluInPlace(ApplyConv(n, fc7, h)), m.dropout);

@@ -1,7 +1,7 @@
 """The C++ generator (`roam export-graph CONFIG`) and the PyTorch trace of the same config
 agree within 10% on op count and on program-order theoretical peak (GPT-2 with few layers,
-ResNet-18 at a small batch, the segmentation presets, whose peaks are equal). docs/torch-export.md lists the differences and the full-size
-figures.
+ResNet-18 at a small batch, the segmentation presets, whose peaks are equal).
+docs/torch-export.md lists the differences and the full-size figures.
 
 Op costs (ops[].cost, FLOP-equivalents, gen/cost.h's model in both) agree within
 COST_TOLERANCE per op name, per phase and in total. The one difference is native_batch_norm,

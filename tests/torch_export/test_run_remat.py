@@ -1,8 +1,8 @@
 """run_plan.py on graphs `roam remat` rewrote: the copies (recomputations) run in the plan's
 order into their own planned places, their consumers read them as the graph wires them, and a
 tiny GPT (whose dropout is recomputed, with its RNG state restored), a small CNN and SegNet
-match eager PyTorch bit for bit over 2 steps; wrong rewirings are rejected (exit 2) or, run anyway, give
-other numbers (exit 1)."""
+match eager PyTorch bit for bit over 2 steps; wrong rewirings are rejected (exit 2) or, run
+anyway, give other numbers (exit 1)."""
 
 import copy
 import os

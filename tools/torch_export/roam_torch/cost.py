@@ -55,11 +55,7 @@ def flops(name, args, result):
         # (input, weight, bias, stride, padding, dilation, transposed, ...): one multiply-add
         # per weight element [Cout, Cin/g, kh, kw] at each output position, or for a
         # transposed convolution (weight [Cin, Cout/g, kh, kw]) at each input position.
-        w, x = arg_shape(1), arg_shape(0)
-        if not w:
-            return 0.0
-        side = x if _transposed(args, 6) and x else out
-        return 2.0 * _positions(side) * math.prod(w)
+        return 2.0 * _conv_multiply_adds(arg_shape(0), out, arg_shape(1), _transposed(args, 6))
     if name in ("aten._scaled_dot_product_flash_attention",
                 "aten._scaled_dot_product_flash_attention_backward"):
         # q [B, H, T, hd], k [B, H, S, hd]: half of q k^T and p v's 4*B*H*T*S*hd (causal);
@@ -72,17 +68,19 @@ def flops(name, args, result):
         return 2.5 * forward if backward else forward
     if name == "aten.convolution_backward":
         # (grad_out, input, weight, ...): the input and weight gradients, a convolution each.
-        g, x, w = arg_shape(0), arg_shape(1), arg_shape(2)
-        if g is None or not w:
-            return 0.0
-        side = x if _transposed(args, 7) and x else g
-        return 4.0 * _positions(side) * math.prod(w)
+        return 4.0 * _conv_multiply_adds(arg_shape(1), arg_shape(0), arg_shape(2),
+                                         _transposed(args, 7))
     return 0.0
 
 
-def _positions(shape):
-    """The positions a convolution's weight is applied at: every element but the channels'."""
-    return math.prod(s for i, s in enumerate(shape) if i != 1)
+def _conv_multiply_adds(input, output, weight, transposed):
+    """One per weight element at each position (every element but the channels') of the output,
+    or of the input for a transposed convolution; 0 where the weight's or output's shape is
+    unknown."""
+    if not weight or output is None:
+        return 0.0
+    side = input if transposed and input else output
+    return math.prod(s for i, s in enumerate(side) if i != 1) * math.prod(weight)
 
 
 def _transposed(args, i):

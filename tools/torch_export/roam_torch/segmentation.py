@@ -53,6 +53,19 @@ def _conv_bn_relu(inputs, outputs, bias=True):
             nn.ReLU(inplace=True)]
 
 
+def _stages(widths, channels):
+    """One nn.Sequential of conv-BN-ReLU per list of output widths: (the stages, their output
+    channels)."""
+    stages = nn.ModuleList()
+    for stage in widths:
+        layers = []
+        for out in stage:
+            layers += _conv_bn_relu(channels, out)
+            channels = out
+        stages.append(nn.Sequential(*layers))
+    return stages, channels
+
+
 class SegNet(nn.Module):
     """SegNet (Badrinarayanan et al. 2017): VGG-16's 13 convolutions with batch norm, pooling
     indices carried to a mirrored decoder that unpools with them."""
@@ -62,23 +75,9 @@ class SegNet(nn.Module):
 
     def __init__(self, num_classes):
         super().__init__()
-        self.enc = nn.ModuleList()
-        channels = 3
-        for stage in self.ENCODER:
-            layers = []
-            for out in stage:
-                layers += _conv_bn_relu(channels, out)
-                channels = out
-            self.enc.append(nn.Sequential(*layers))
-        self.dec = nn.ModuleList()
-        for k, stage in enumerate(self.DECODER):
-            layers = []
-            for out in stage:
-                layers += _conv_bn_relu(channels, out)
-                channels = out
-            if k == len(self.DECODER) - 1:
-                layers.append(nn.Conv2d(channels, num_classes, 3, padding=1))
-            self.dec.append(nn.Sequential(*layers))
+        self.enc, channels = _stages(self.ENCODER, 3)
+        self.dec, channels = _stages(self.DECODER, channels)
+        self.dec[-1].append(nn.Conv2d(channels, num_classes, 3, padding=1))
 
     def forward(self, x):
         saved = []
