@@ -1,15 +1,19 @@
 // roam layout: a MiniMalloc CSV problem solved by the layout search (default) or the layout ILP.
+#include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "apps/cli.h"
 #include "core/bytes.h"
+#include "core/deadline.h"
 #include "core/error.h"
 #include "core/io.h"
 #include "ilp/layout_ilp.h"
 #include "layout/csv.h"
 #include "layout/layout.h"
+#include "layout/repack.h"
 
 namespace roam::cli {
 namespace {
@@ -21,6 +25,7 @@ struct LayoutOptions {
   double time_limit_s = 60.0;
   std::string engine = "search";
   std::string order = "minimalloc";
+  int repack = 0;  // subproblems of layout::Repack after the search; 0 = none
   bool json = false;
 };
 
@@ -38,6 +43,11 @@ struct Answer {
 
 Answer SolveWithSearch(const layout::CsvProblem& problem, std::span<const Interval> intervals,
                        const LayoutOptions& options) {
+  if (options.repack > 0)
+    for (const layout::CsvRow& row : problem.rows)
+      if (row.alignment != 1 || row.offset >= 0)
+        throw InputError(options.problem +
+                         ": --repack does not support the alignment and offset columns");
   layout::LayoutParams params;
   params.time_limit_s = options.time_limit_s;
   if (options.capacity > 0) params.capacity = options.capacity;
@@ -52,6 +62,7 @@ Answer SolveWithSearch(const layout::CsvProblem& problem, std::span<const Interv
     params.fixed_offsets.push_back(row.offset);
     hints.push_back(row.offset >= 0 ? row.offset : row.hint);
   }
+  const auto started = std::chrono::steady_clock::now();
   layout::LayoutResult r;
   try {
     // Hints are a warm start when they form a valid layout; otherwise they are only advice.
@@ -68,6 +79,23 @@ Answer SolveWithSearch(const layout::CsvProblem& problem, std::span<const Interv
     }
   } catch (const std::invalid_argument& e) {
     throw InputError(options.problem + ": " + e.what());
+  }
+  // Repacking lowers the search's layout window by window towards the capacity (without one,
+  // towards the proven lower bound).
+  const Bytes goal = options.capacity > 0 ? options.capacity : r.lower_bound;
+  if (options.repack > 0 && r.call == layout::LayoutCall::kOk && r.height > goal) {
+    layout::RepackParams repack;
+    repack.max_subproblems = options.repack;
+    const Deadline deadline(options.time_limit_s);
+    const layout::RepackResult p = layout::Repack(intervals, 1, r.offsets, goal, repack, deadline);
+    if (p.height < r.height) {
+      r.offsets = p.offsets;
+      r.height = p.height;
+      r.status = r.height == r.lower_bound                  ? layout::LayoutStatus::kOptimal
+                 : options.capacity > 0 && r.height <= goal ? layout::LayoutStatus::kFeasible
+                                                            : layout::LayoutStatus::kTimeLimit;
+    }
+    r.seconds = SecondsSince(started);
   }
   return {r.offsets,
           r.height,
@@ -100,6 +128,8 @@ Answer SolveWithIlp(const layout::CsvProblem& problem, std::span<const Interval>
 int RunLayout(const LayoutOptions& options) {
   const layout::CsvProblem problem = layout::LoadLayoutCsv(options.problem);
   const auto intervals = layout::CsvIntervals(problem.rows);
+  if (options.engine == "ilp" && options.repack > 0)
+    throw InputError("--repack repacks the search's layout; it does not apply to --engine ilp");
   const Answer r = options.engine == "ilp" ? SolveWithIlp(problem, intervals, options)
                                            : SolveWithSearch(problem, intervals, options);
   const bool proven = r.height == r.lower_bound;
@@ -176,7 +206,8 @@ void AddLayoutCommand(CLI::App& app, Action& action) {
                   "Memory capacity in bytes: succeed as soon as a layout fits (exit 1, with the "
                   "best height found, if none does)")
       ->check(CLI::Range(Bytes{1}, kMaxBytes));
-  cmd->add_option("--time-limit", options->time_limit_s, "Seconds the solver may use")
+  cmd->add_option("--time-limit", options->time_limit_s,
+                  "Seconds the solver may use (with --repack: the search, then repacking, each)")
       ->check(FiniteNumber(0, kMaxSeconds))
       ->capture_default_str();
   cmd->add_option("--engine", options->engine,
@@ -189,6 +220,12 @@ void AddLayoutCommand(CLI::App& app, Action& action) {
                   "units) with the candidate branching leading every round after the first; "
                   "roam: the library's defaults, tuned for training graphs (docs/layout.md)")
       ->check(CLI::IsMember({"minimalloc", "roam"}))
+      ->capture_default_str();
+  cmd->add_option("--repack", options->repack,
+                  "search: where the layout is above the capacity (or the lower bound), lay out "
+                  "windows of it again within one alignment less, at most this many windows "
+                  "(docs/layout.md, \"Repacking\"); 0: none")
+      ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
   cmd->add_flag("--json", options->json, "Print the result as one JSON object");
   cmd->callback([options, &action] { action = [options] { return RunLayout(*options); }; });

@@ -247,6 +247,10 @@ int RunRemat(const RematOptions& options) {
                          " overhead, among schedules that keep the base order (the ilp's)",
                      nlohmann::json(r.order_lower_bound).dump()});
   extra.push_back({"fit", DescribeFit(r), nlohmann::json(r.fit_by).dump()});
+  if (r.repacked)
+    extra.push_back({"repacked",
+                     "yes: the layout was repacked window by window to fit (remat.fit.repack)",
+                     "true"});
   if (r.timed_out)
     extra.push_back({"time_limit",
                      "reached (" + FormatSeconds(params.time_limit_s) +

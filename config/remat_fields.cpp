@@ -272,6 +272,27 @@ const std::vector<Field>& RematFields() {
           "remat.fit.search_at_budget",
           "a search for a layout within the budget alone where the others miss it",
           [](auto& p) -> auto& { return p.remat.fit.search_at_budget; }),
+      Int(
+          "remat.fit.repack.max_subproblems", 0, kMaxInt,
+          "windows of the layout laid out again where the searches miss; 0 = off",
+          [](auto& p) -> auto& { return p.remat.fit.repack.max_subproblems; }),
+      Int(
+          "remat.fit.repack.max_failures_in_a_row", 1, kMaxInt,
+          "windows in a row that lower nothing before repacking gives up",
+          [](auto& p) -> auto& { return p.remat.fit.repack.max_failures_in_a_row; }),
+      Int(
+          "remat.fit.repack.max_free_buffers", 1, kMaxInt, "buffers a window frees at most",
+          [](auto& p) -> auto& { return p.remat.fit.repack.max_free_buffers; }),
+      Int(
+          "remat.fit.repack.max_margin_steps", 0, kMaxInt,
+          "steps a window widens the chosen buffer's lifetime by, at most, on each side",
+          [](auto& p) -> auto& { return p.remat.fit.repack.max_margin_steps; }),
+      Int(
+          "remat.fit.repack.subproblem_max_nodes", 1, kMaxBytes, "search nodes per window",
+          [](auto& p) -> auto& { return p.remat.fit.repack.subproblem_max_nodes; }),
+      Int(
+          "remat.fit.repack.seed", 0, kMaxBytes, "seed of the windows' choice",
+          [](auto& p) -> auto& { return p.remat.fit.repack.seed; }),
       Names(
           "remat.fit.fallback_base_orders", OrderNames(), "an order name",
           "order names, e.g. [xla-list]", "best's fallback greedy starts; [] = off",

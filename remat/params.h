@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/types.h"
+#include "layout/repack.h"
 
 namespace roam::remat {
 
@@ -282,6 +283,9 @@ struct FitParams {
   // (theoretical 834, budget 844) at 845; this one packs it within 844, so the plan costs
   // 0.30% instead of a retry's 0.51% (perf/RESULTS.md).
   bool search_at_budget = true;
+  // Where the arena is still over the budget after those, the layout is repacked window by
+  // window towards the budget (layout/repack.h; max_subproblems 0: off).
+  layout::RepackParams repack;
   // Where the arena of best's schedule misses the budget after the retries, the greedy is run
   // from base_order and from each of these base orders (baseline/orders.h names), with chains
   // of greedy.max_chain and long_chain ops (0 or at most greedy.max_chain: not); their

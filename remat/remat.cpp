@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "layout/best.h"
 #include "layout/layout.h"
+#include "layout/repack.h"
 #include "remat/context.h"
 #include "remat/internal.h"
 #include "remat/methods.h"
@@ -161,6 +162,7 @@ struct Laid {
   std::vector<Bytes> offsets;
   Bytes actual = std::numeric_limits<Bytes>::max();
   Bytes measured = std::numeric_limits<Bytes>::max();  // what the budget bounds: fit.by
+  bool repacked = false;                               // offsets from fit.repack
 };
 
 Laid LayOutSchedule(const Context& ctx, MethodResult r, Bytes budget, const RematParams& params) {
@@ -199,13 +201,43 @@ std::optional<Laid> WithoutRecomputation(const Context& ctx, Bytes budget,
   return std::nullopt;
 }
 
+// A schedule within the budget by its theoretical peak whose arena missed it: repacking its
+// layout (fit.repack) may fit it.
+bool RepackMay(const Laid& l, Bytes budget, const RematParams& params) {
+  return params.fit.repack.max_subproblems > 0 && l.measured > budget && l.eval.peak <= budget;
+}
+
+// fit.repack: the schedules the fit loop laid out above the budget, cheapest first, while
+// cheaper than the plan (or while the plan misses too): the first whose repacked layout fits
+// becomes the plan. After the loop, so that its retries and their targets, and every plan it
+// finds, stay what they were; repacking only adds cheaper fits.
+void RepackMisses(const Context& ctx, Bytes budget, const RematParams& params,
+                  std::vector<Laid>& misses, Laid& best) {
+  std::stable_sort(misses.begin(), misses.end(), [](const Laid& a, const Laid& b) {
+    return a.eval.recompute_cost < b.eval.recompute_cost;
+  });
+  for (Laid& l : misses) {
+    if (ctx.deadline.Expired()) break;
+    if (best.measured <= budget && l.eval.recompute_cost >= best.eval.recompute_cost) break;
+    const auto intervals = PlannedIntervals(l.eval.model, l.eval.lifetimes);
+    layout::RepackResult r = layout::Repack(intervals, params.alignment, l.offsets, budget,
+                                            params.fit.repack, ctx.deadline);
+    if (r.height > budget) continue;
+    l.offsets = std::move(r.offsets);
+    l.actual = l.measured = r.height;
+    l.repacked = true;
+    best = std::move(l);
+    break;
+  }
+}
+
 // fit.refine_retries: a retry at target `fitted` laid out within the budget after one at
 // `missed` did not. A schedule's arena is not monotone in its target and the retries step down
 // by half the excess, so the targets between are bisected, each run from the greedy's schedule
 // at the miss, and best becomes the cheapest fit (Better).
 void RefineTarget(const Context& ctx, Bytes budget, const RematParams& params, const Preset& preset,
                   bool is_best, const Shared& shared, Bytes missed, Bytes fitted,
-                  const Schedule& greedy_at_miss, Laid& best) {
+                  const Schedule& greedy_at_miss, Laid& best, std::vector<Laid>& misses) {
   for (int k = 0; k < params.fit.refine_retries && missed - fitted > 1 && !ctx.deadline.Expired();
        ++k) {
     const Bytes mid = fitted + (missed - fitted) / 2;
@@ -213,6 +245,7 @@ void RefineTarget(const Context& ctx, Bytes budget, const RematParams& params, c
     Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
     Laid l = LayOutSchedule(ctx, RunPreset(call, preset, mid), budget, params);
     (l.measured <= budget ? fitted : missed) = mid;
+    if (RepackMay(l, budget, params)) misses.push_back(l);
     if (Better(l, best, budget)) best = std::move(l);
   }
 }
@@ -240,6 +273,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   // The lowest target that missed and the greedy's schedule after it, for fit.refine_retries.
   std::optional<Bytes> missed_at;
   Schedule greedy_at_miss;
+  std::vector<Laid> misses;  // for fit.repack
   for (int attempt = 0; !reordered && attempt <= params.fit.retries; ++attempt) {
     Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
     MethodResult r = RunPreset(call, preset, target);
@@ -247,6 +281,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
     const Bytes reached = r.peak;
     Laid l = LayOutSchedule(ctx, std::move(r), budget, params);
     const Bytes theoretical = l.eval.peak, actual = l.actual, measured = l.measured;
+    if (RepackMay(l, budget, params)) misses.push_back(l);
     if (!best || Better(l, *best, budget)) best = std::move(l);
     if (measured <= budget || reached > target || ctx.deadline.Expired()) break;
     missed_at = target;
@@ -260,7 +295,8 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   // The loop ends at the first fit, so best fits only where the last attempt did.
   if (missed_at && best->measured <= budget)
     RefineTarget(ctx, budget, params, preset, is_best, shared, *missed_at, target, greedy_at_miss,
-                 *best);
+                 *best, misses);
+  RepackMisses(ctx, budget, params, misses, *best);
   if (best->measured > budget && is_best && !params.fit.fallback_base_orders.empty() &&
       budget >= ctx.peak_lower_bound && !ctx.deadline.Expired()) {
     // Every attempt missed by the arena: the first fallback whose arena fits is the plan.
@@ -291,6 +327,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   result.solver = m.solver;
   result.order_lower_bound = result.original_cost > 0 ? m.lower_bound / result.original_cost : 0.0;
   result.method = m.method;
+  result.repacked = best->repacked;
   result.start_order = m.order.empty() ? params.base_order : m.order;
   result.recompute_cost = best->eval.recompute_cost;
   result.compute_overhead =
@@ -333,15 +370,17 @@ void KeepBetter(RematResult& result, RematResult other) {
 // `best` picks its schedule by the theoretical peak; when the layout of the pick misses the
 // budget, the retries lower the target for all builders at once, which can end above the
 // budget, or dearer, where one builder's own retries fit (the targets they reach differ). So
-// where best ends infeasible or on the schedule of a builder of fit.alone, that builder is
-// planned alone too and kept when it does better: best is never dearer than a pick of it.
+// where best ends infeasible, repacked, or on the schedule of a builder of fit.alone, that builder
+// is planned alone too and kept when it does better: best is never dearer than a pick of it.
 RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& params,
                        Schedule& greedy_state, const Shared& shared) {
   RematResult result = Fit(ctx, budget, params, greedy_state, shared);
   if (params.method != "best") return result;
   for (const std::string& name : params.fit.alone) {
     if (ctx.deadline.Expired()) break;
-    if (result.feasible && result.method != name) continue;
+    // A repacked plan is a miss of best's retries rescued after them; the builder's own retries
+    // reach other targets, whose misses may repack at less compute.
+    if (result.feasible && result.method != name && !result.repacked) continue;
     RematParams alone = params;
     alone.method = name;
     Schedule unused;

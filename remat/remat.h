@@ -79,6 +79,9 @@ struct RematResult {
   std::string fit_by = "arena";
   // The plan's time limit struck before every search had done its work.
   bool timed_out = false;
+  // The plan's layout is a repacked one (params.fit.repack): its schedule's arena missed the
+  // budget in the fit loop and repacking its layout window by window brought it within.
+  bool repacked = false;
 };
 
 // Plans under budget (bytes of the arena, or of the theoretical peak with params.fit.by

@@ -143,5 +143,29 @@ TEST_F(LayoutCli, CollidingFixedOffsetsAndUnknownEnginesAreBadInput) {
   EXPECT_NE(engine.err.find("gurobi"), std::string::npos) << engine.err;
 }
 
+// --repack after the search: a valid solution within the capacity, never higher than the
+// search's; the columns it cannot honour and the ilp engine are bad input.
+TEST_F(LayoutCli, RepackingWritesAValidSolutionAndRefusesWhatItCannotHonour) {
+  std::mt19937_64 rng(5);
+  auto in = testing::PerfectPacking(rng, 80, 1024, 60, 16);
+  std::string problem = Write("p.csv", ToCsv(in));
+  std::string out = Path("solution.csv");
+  auto r =
+      RunRoam({"layout", problem, "--repack", "50", "--capacity", "1024", "--json", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["height"], 1024);
+  const layout::CsvProblem solved = layout::LoadLayoutCsv(out);
+  std::vector<Bytes> offsets;
+  for (const layout::CsvRow& row : solved.rows) offsets.push_back(row.offset);
+  EXPECT_EQ(CheckLayout(layout::CsvIntervals(solved.rows), offsets, 1), "");
+  auto aligned = RunRoam(
+      {"layout", Write("a.csv", "id,lower,upper,size,alignment\na,0,10,4,2\n"), "--repack", "5"});
+  EXPECT_EQ(aligned.exit_code, 2);
+  EXPECT_NE(aligned.err.find("--repack does not support"), std::string::npos) << aligned.err;
+  auto ilp = RunRoam({"layout", problem, "--engine", "ilp", "--repack", "5"});
+  EXPECT_EQ(ilp.exit_code, 2);
+  EXPECT_NE(ilp.err.find("--engine ilp"), std::string::npos) << ilp.err;
+}
+
 }  // namespace
 }  // namespace roam

@@ -49,6 +49,7 @@ RematParams KeptOrder(RematParams params) {
 TEST(ArenaFit, TheWideLayoutSearchPacksWhatTheDefaultSearchLeavesOverTheBudget) {
   const Graph g = testing::RandomLayered({.nodes = 1000}, 1000);
   RematParams params = Deterministic("greedy");
+  params.fit.repack.max_subproblems = 0;  // the searches alone
   const Bytes budget = NoRematPeak(g, params) * 8 / 10;
   params.fit.search_wide = false;
   const RematResult narrow = PlanRemat(g, budget, params);
@@ -67,6 +68,7 @@ TEST(ArenaFit, TheWideLayoutSearchPacksWhatTheDefaultSearchLeavesOverTheBudget) 
 TEST(ArenaFit, ASearchAtTheBudgetPacksWhatTheMinimisingSearchesLeaveAbove) {
   const Graph g = testing::RandomLayered({.nodes = 250}, 250);
   RematParams params = Deterministic("best");
+  params.fit.repack.max_subproblems = 0;  // the searches alone
   const Bytes budget = NoRematPeak(g, params) * 8 / 10;
   params.fit.search_at_budget = false;
   const RematResult minimising = PlanRemat(g, budget, params);
@@ -79,6 +81,27 @@ TEST(ArenaFit, ASearchAtTheBudgetPacksWhatTheMinimisingSearchesLeaveAbove) {
   params.fit.by = "theoretical";  // the cheapest schedule roam finds within the budget at all
   EXPECT_EQ(at_budget.recompute_cost, PlanRemat(g, budget, params).recompute_cost);
   EXPECT_EQ(ValidatePlan(at_budget.rewritten.graph, at_budget.plan), "");
+}
+
+// MOCCASIN's problem on random-layered-250, order of seed 1, at 80%, the greedy alone: its
+// retries' cheaper schedules lay out above the budget with every search; repacking their
+// layouts window by window fits one at about half the compute of the retries' fit (measured:
+// 3.98% against 7.30%). Never dearer, within the budget, and the plan says it was repacked.
+TEST(ArenaFit, RepackingFitsACheaperScheduleTheSearchesLeftOverTheBudget) {
+  RematParams params = KeptOrder(Deterministic("greedy"));
+  const Graph g = testing::InRandomOrder(testing::RandomLayered({.nodes = 250}, 250), 1);
+  const Bytes budget = *BudgetOfRatio(NoRematPeak(g, params), 0.8);
+  params.fit.repack.max_subproblems = 0;
+  const RematResult searched = PlanRemat(g, budget, params);
+  params.fit.repack = layout::RepackParams();
+  const RematResult repacked = PlanRemat(g, budget, params);
+  ASSERT_TRUE(searched.feasible);
+  ASSERT_TRUE(repacked.feasible);
+  EXPECT_FALSE(searched.repacked);
+  EXPECT_TRUE(repacked.repacked);
+  EXPECT_LE(repacked.plan.summary.actual_peak, budget);
+  EXPECT_LT(repacked.compute_overhead, searched.compute_overhead * 0.6);
+  EXPECT_EQ(ValidatePlan(repacked.rewritten.graph, repacked.plan), "");
 }
 
 // MOCCASIN's problem (its random input order kept) on random-layered-100, order of seed 3, at
