@@ -1,7 +1,6 @@
 #include "layout/repack.h"
 
 #include <algorithm>
-#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -14,65 +13,63 @@ namespace {
 
 bool Meet(const Interval& a, Step lo, Step hi) { return a.start <= hi && lo <= a.end; }
 
-// The buffers freed around `chosen`: those alive within its lifetime widened by `margin`, and,
-// until none is left, every buffer alive within the freed ones' time span whose top is above
-// the target (as a fixed obstacle it would make the target unreachable). Empty when that grows
-// beyond max_free.
-std::vector<int> Window(std::span<const Interval> intervals, std::span<const Bytes> offsets,
-                        int chosen, Step margin, Bytes target, int max_free) {
-  const int n = static_cast<int>(intervals.size());
-  Step lo = intervals[U(chosen)].start - margin;
-  Step hi = intervals[U(chosen)].end + margin;
-  std::vector<char> taken(U(n), 0);
+// The buffers a window frees, marked among all, and the time span their lifetimes cover.
+struct Window {
   std::vector<int> freed;
+  std::vector<char> is_freed;
+  Step lo = 0, hi = 0;
+};
+
+// The window around `chosen`: the buffers alive within its lifetime widened by `margin`, and,
+// until none is left, every buffer alive within the freed ones' span whose top is above the
+// target (as a fixed obstacle it would make the target unreachable). Empty when that grows
+// beyond max_free.
+Window Around(std::span<const Interval> intervals, std::span<const Bytes> offsets, int chosen,
+              Step margin, Bytes target, int max_free) {
+  const int n = static_cast<int>(intervals.size());
+  Window w;
+  w.lo = intervals[U(chosen)].start - margin;
+  w.hi = intervals[U(chosen)].end + margin;
+  w.is_freed.assign(U(n), 0);
   auto take = [&](int b) {
-    taken[U(b)] = 1;
-    freed.push_back(b);
+    w.is_freed[U(b)] = 1;
+    w.freed.push_back(b);
   };
   for (int b = 0; b < n; ++b)
-    if (intervals[U(b)].size > 0 && Meet(intervals[U(b)], lo, hi)) take(b);
+    if (intervals[U(b)].size > 0 && Meet(intervals[U(b)], w.lo, w.hi)) take(b);
   // Every freed buffer meets [lo, hi], so their lifetimes cover one span: a buffer meets one of
   // them exactly when it meets the span.
-  for (bool grown = true; grown && static_cast<int>(freed.size()) <= max_free;) {
+  for (bool grown = true; grown && static_cast<int>(w.freed.size()) <= max_free;) {
     grown = false;
-    for (int b : freed) {
-      lo = std::min(lo, intervals[U(b)].start);
-      hi = std::max(hi, intervals[U(b)].end);
+    for (int b : w.freed) {
+      w.lo = std::min(w.lo, intervals[U(b)].start);
+      w.hi = std::max(w.hi, intervals[U(b)].end);
     }
     for (int b = 0; b < n; ++b)
-      if (!taken[U(b)] && intervals[U(b)].size > 0 && Meet(intervals[U(b)], lo, hi) &&
+      if (!w.is_freed[U(b)] && intervals[U(b)].size > 0 && Meet(intervals[U(b)], w.lo, w.hi) &&
           offsets[U(b)] + intervals[U(b)].size > target) {
         take(b);
         grown = true;
       }
   }
-  if (static_cast<int>(freed.size()) > max_free) return {};
-  return freed;
+  if (static_cast<int>(w.freed.size()) > max_free) return {};
+  return w;
 }
 
-// Lays the freed buffers out again within target around the others (fixed where they are);
-// true, with offsets updated, when the search finds such a layout.
+// Lays the window's buffers out again within target around the others alive in its span
+// (fixed where they are); true, with offsets updated, when the search finds such a layout.
 bool Resolve(std::span<const Interval> intervals, Bytes alignment, std::vector<Bytes>& offsets,
-             std::span<const int> freed, Bytes target, const RepackParams& params,
-             const Deadline& deadline) {
-  const int n = static_cast<int>(intervals.size());
-  Step lo = std::numeric_limits<Step>::max(), hi = std::numeric_limits<Step>::min();
-  std::vector<char> is_freed(U(n), 0);
-  for (int b : freed) {
-    is_freed[U(b)] = 1;
-    lo = std::min(lo, intervals[U(b)].start);
-    hi = std::max(hi, intervals[U(b)].end);
-  }
+             const Window& w, Bytes target, const RepackParams& params, const Deadline& deadline) {
   std::vector<Interval> sub;
   std::vector<Bytes> warm;
   LayoutParams lp;
-  for (int b : freed) {
+  for (int b : w.freed) {
     sub.push_back(intervals[U(b)]);
     warm.push_back(offsets[U(b)]);
     lp.fixed_offsets.push_back(-1);
   }
-  for (int b = 0; b < n; ++b)
-    if (!is_freed[U(b)] && intervals[U(b)].size > 0 && Meet(intervals[U(b)], lo, hi)) {
+  for (int b = 0; b < static_cast<int>(intervals.size()); ++b)
+    if (!w.is_freed[U(b)] && intervals[U(b)].size > 0 && Meet(intervals[U(b)], w.lo, w.hi)) {
       sub.push_back(intervals[U(b)]);
       warm.push_back(offsets[U(b)]);
       lp.fixed_offsets.push_back(offsets[U(b)]);
@@ -80,10 +77,10 @@ bool Resolve(std::span<const Interval> intervals, Bytes alignment, std::vector<B
   lp.capacity = target;
   lp.max_nodes = params.subproblem_max_nodes;
   lp.time_limit_s = deadline.Limited() ? std::max(0.001, deadline.Remaining()) : 0.0;
-  lp.stop = nullptr;
+  lp.stop = deadline.stop();  // an interrupt ends the subproblem at its next node
   const LayoutResult r = SolveLayout(sub, alignment, lp, std::span<const Bytes>(warm));
   if (r.call != LayoutCall::kOk || r.height > target) return false;
-  for (size_t i = 0; i < freed.size(); ++i) offsets[U(freed[i])] = r.offsets[i];
+  for (size_t i = 0; i < w.freed.size(); ++i) offsets[U(w.freed[i])] = r.offsets[i];
   return true;
 }
 
@@ -112,17 +109,16 @@ RepackResult Repack(std::span<const Interval> intervals, Bytes alignment,
     const int chosen = above[U(static_cast<int>(rng() % above.size()))];
     const auto margin =
         static_cast<Step>(rng() % static_cast<std::uint64_t>(params.max_margin_steps + 1));
-    std::vector<int> freed =
-        Window(intervals, result.offsets, chosen, margin, target, params.max_free_buffers);
+    Window w = Around(intervals, result.offsets, chosen, margin, target, params.max_free_buffers);
     // Too wide: the chosen buffer's neighbours alone may still fit the limit.
-    if (freed.empty() && margin > 0)
-      freed = Window(intervals, result.offsets, chosen, 0, target, params.max_free_buffers);
-    if (freed.empty()) {
+    if (w.freed.empty() && margin > 0)
+      w = Around(intervals, result.offsets, chosen, 0, target, params.max_free_buffers);
+    if (w.freed.empty()) {
       ++failures;
       continue;
     }
     ++result.subproblems;
-    if (!Resolve(intervals, alignment, result.offsets, freed, target, params, deadline)) {
+    if (!Resolve(intervals, alignment, result.offsets, w, target, params, deadline)) {
       ++failures;
       continue;
     }

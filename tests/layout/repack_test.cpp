@@ -1,6 +1,6 @@
 // Repacking a layout window by window: always valid and never higher, at the brute-force
-// optimum's height or above, lower than best-fit on perfect packings with windows smaller than
-// the instance, deterministic, and bounded by its work limits and deadline.
+// optimum's height or above, lower than best-fit on flat profiles with windows smaller than the
+// instance, deterministic, and bounded by its work limits and deadline.
 #include "layout/repack.h"
 
 #include <gtest/gtest.h>
