@@ -1,6 +1,7 @@
 #include "layout/repack.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -11,13 +12,16 @@
 namespace roam::layout {
 namespace {
 
-bool Meet(const Interval& a, Step lo, Step hi) { return a.start <= hi && lo <= a.end; }
+// Spans are kept in 64 bits: a margin of up to INT_MAX steps must not overflow a Step.
+bool Meet(const Interval& a, std::int64_t lo, std::int64_t hi) {
+  return a.start <= hi && lo <= a.end;
+}
 
 // The buffers a window frees, marked among all, and the time span their lifetimes cover.
 struct Window {
   std::vector<int> freed;
   std::vector<char> is_freed;
-  Step lo = 0, hi = 0;
+  std::int64_t lo = 0, hi = 0;
 };
 
 // The window around `chosen`: the buffers alive within its lifetime widened by `margin`, and,
@@ -25,7 +29,7 @@ struct Window {
 // target (as a fixed obstacle it would make the target unreachable). Empty when that grows
 // beyond max_free.
 Window Around(std::span<const Interval> intervals, std::span<const Bytes> offsets, int chosen,
-              Step margin, Bytes target, int max_free) {
+              std::int64_t margin, Bytes target, int max_free) {
   const int n = static_cast<int>(intervals.size());
   Window w;
   w.lo = intervals[U(chosen)].start - margin;
@@ -42,8 +46,8 @@ Window Around(std::span<const Interval> intervals, std::span<const Bytes> offset
   for (bool grown = true; grown && static_cast<int>(w.freed.size()) <= max_free;) {
     grown = false;
     for (int b : w.freed) {
-      w.lo = std::min(w.lo, intervals[U(b)].start);
-      w.hi = std::max(w.hi, intervals[U(b)].end);
+      w.lo = std::min<std::int64_t>(w.lo, intervals[U(b)].start);
+      w.hi = std::max<std::int64_t>(w.hi, intervals[U(b)].end);
     }
     for (int b = 0; b < n; ++b)
       if (!w.is_freed[U(b)] && intervals[U(b)].size > 0 && Meet(intervals[U(b)], w.lo, w.hi) &&
@@ -90,6 +94,12 @@ RepackResult Repack(std::span<const Interval> intervals, Bytes alignment,
                     std::span<const Bytes> offsets, Bytes capacity, const RepackParams& params,
                     const Deadline& deadline) {
   if (alignment <= 0) throw std::invalid_argument("repack: alignment must be positive");
+  if (params.max_subproblems < 0 || params.max_failures_in_a_row < 1 ||
+      params.max_free_buffers < 1 || params.max_margin_steps < 0 ||
+      params.subproblem_max_nodes < 1 || params.seed < 0)
+    throw std::invalid_argument(
+        "repack: max_subproblems, max_margin_steps and seed must be at least 0, the other limits "
+        "at least 1");
   if (std::string problem = CheckLayout(intervals, offsets, alignment); !problem.empty())
     throw std::invalid_argument("repack: invalid layout: " + problem);
   RepackResult result;
@@ -107,8 +117,8 @@ RepackResult Repack(std::span<const Interval> intervals, Bytes alignment,
       if (intervals[U(b)].size > 0 && result.offsets[U(b)] + intervals[U(b)].size > target)
         above.push_back(b);
     const int chosen = above[U(static_cast<int>(rng() % above.size()))];
-    const auto margin =
-        static_cast<Step>(rng() % static_cast<std::uint64_t>(params.max_margin_steps + 1));
+    const auto margin = static_cast<std::int64_t>(
+        rng() % (static_cast<std::uint64_t>(params.max_margin_steps) + 1));
     Window w = Around(intervals, result.offsets, chosen, margin, target, params.max_free_buffers);
     // Too wide: the chosen buffer's neighbours alone may still fit the limit.
     if (w.freed.empty() && margin > 0)

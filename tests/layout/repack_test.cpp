@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <stdexcept>
 
@@ -123,6 +124,28 @@ TEST(Repack, StopsAtTheCapacityTheWorkBoundAndTheDeadline) {
   params.max_subproblems = 2;
   r = Repack(in, 8, start, 0, params);
   EXPECT_LE(r.subproblems, 2);
+}
+
+// The widest margins the config allows overflow no step; limits out of range are refused.
+TEST(Repack, ExtremeMarginsWorkAndLimitsOutOfRangeAreRejected) {
+  std::mt19937_64 rng(9);
+  const auto in = PerfectPacking(rng, 60, 1 << 10, 40, 8);
+  const std::vector<Bytes> start = BestFitLayout(in, 8);
+  RepackParams params;
+  params.max_margin_steps = std::numeric_limits<int>::max();
+  const RepackResult r = Repack(in, 8, start, 0, params);
+  EXPECT_EQ(CheckLayout(in, r.offsets, 8), "");
+  EXPECT_LE(r.height, LayoutHeight(in, start));
+  for (int k = 0; k < 6; ++k) {
+    RepackParams bad;
+    if (k == 0) bad.max_subproblems = -1;
+    if (k == 1) bad.max_failures_in_a_row = 0;
+    if (k == 2) bad.max_free_buffers = 0;
+    if (k == 3) bad.max_margin_steps = -1;
+    if (k == 4) bad.subproblem_max_nodes = 0;
+    if (k == 5) bad.seed = -1;
+    EXPECT_THROW(Repack(in, 8, start, 0, bad), std::invalid_argument) << k;
+  }
 }
 
 TEST(Repack, AnInvalidLayoutIsRejected) {
