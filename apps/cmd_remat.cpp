@@ -251,6 +251,13 @@ int RunRemat(const RematOptions& options) {
     extra.push_back({"repacked",
                      "yes: the layout was repacked window by window to fit (remat.fit.repack)",
                      "true"});
+  // Windows spent against the allowance: where they reach it, a larger one may fit cheaper.
+  if (r.repack_subproblems > 0)
+    extra.push_back({"repack_windows",
+                     std::to_string(r.repack_subproblems) + " of " +
+                         std::to_string(params.fit.repack_plan_subproblems) +
+                         " (remat.fit.repack_plan_subproblems), over every layout repacked",
+                     std::to_string(r.repack_subproblems)});
   if (r.timed_out)
     extra.push_back({"time_limit",
                      "reached (" + FormatSeconds(params.time_limit_s) +

@@ -293,6 +293,10 @@ const std::vector<Field>& RematFields() {
       Int(
           "remat.fit.repack.seed", 0, kMaxBytes, "seed of the windows' choice",
           [](auto& p) -> auto& { return p.remat.fit.repack.seed; }),
+      Int(
+          "remat.fit.repack_plan_subproblems", 0, kMaxInt,
+          "windows repacked in all for one budget's plan, over every layout; 0 = off",
+          [](auto& p) -> auto& { return p.remat.fit.repack_plan_subproblems; }),
       Names(
           "remat.fit.fallback_base_orders", OrderNames(), "an order name",
           "order names, e.g. [xla-list]", "best's fallback greedy starts; [] = off",

@@ -61,8 +61,6 @@ bool ColumnMajor(const Shape& sizes, const Shape& strides) {
 
 }  // namespace
 
-void Bug(const std::string& what) { throw std::logic_error("graph generator: " + what); }
-
 std::vector<V> EmitMasked(Tape& t, std::string_view name, const std::vector<V>& inputs,
                           const std::vector<bool>& need, const std::vector<Tape::Out>& specs) {
   std::vector<Tape::Out> wanted;

@@ -10,9 +10,6 @@
 
 namespace roam::gen {
 
-// A generator bug (a model built with inconsistent shapes), not bad input.
-[[noreturn]] void Bug(const std::string& what);
-
 // Emits a backward op with one output per needed gradient, returning them in input order.
 std::vector<V> EmitMasked(Tape& t, std::string_view name, const std::vector<V>& inputs,
                           const std::vector<bool>& need, const std::vector<Tape::Out>& specs);

@@ -12,13 +12,8 @@
 #include "gen/cost.h"
 
 namespace roam::gen {
-namespace {
 
-[[noreturn]] void Bug(const std::string& what) {
-  throw std::logic_error("graph generator: " + what);
-}
-
-}  // namespace
+void Bug(const std::string& what) { throw std::logic_error("graph generator: " + what); }
 
 Bytes DTypeSize(DType dtype) {
   switch (dtype) {

@@ -30,6 +30,10 @@
 
 namespace roam::gen {
 
+// A generator bug (a model built with inconsistent shapes), not bad input: std::logic_error,
+// the same from every file of gen/.
+[[noreturn]] void Bug(const std::string& what);
+
 enum class DType : std::uint8_t { kFloat32, kFloat16, kBFloat16, kInt64, kBool, kUInt8 };
 Bytes DTypeSize(DType dtype);
 // The result dtype of a binary op on two tensors with dimensions (torch.result_type): the same

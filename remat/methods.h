@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/memory_model.h"
 #include "core/types.h"
 #include "remat/bound.h"
 #include "remat/context.h"
@@ -24,6 +25,21 @@ double TimeLeft(const Context& ctx);
 
 // Work a sweep shares between its budgets: the greedy descent's result for this budget (for
 // the first attempt only: a layout retry lowers the target) and the checkpoint's schedules.
+// What fit.repack spends and learns over one budget's plan, whose fit loops (best's, each
+// fit.alone builder's, each start order's) may leave the same layout over the budget: the
+// windows left (fit.repack_plan_subproblems), and each layout repacked with what came of it.
+// Repacking is deterministic, so a layout met again takes its outcome, not more windows.
+struct RepackLedger {
+  struct Done {
+    std::vector<Interval> intervals;
+    std::vector<Bytes> offsets;  // the layout that missed
+    std::vector<Bytes> repacked;
+    Bytes height = 0;  // of repacked
+  };
+  int left = 0;
+  std::vector<Done> done;
+};
+
 struct Shared {
   const MethodResult* greedy = nullptr;
   const std::vector<MethodResult>* checkpoint = nullptr;
@@ -33,6 +49,8 @@ struct Shared {
   // A recompute cost no schedule within the budget (hence within any lower target) goes below:
   // a schedule that meets it is optimal, and the methods after it are not run.
   double cost_bound = -std::numeric_limits<double>::infinity();
+  // fit.repack's allowance and memo for this budget's plan, shared by its every fit loop.
+  RepackLedger* repack = nullptr;
 };
 
 // One call of the methods at a target: what they read besides the context.

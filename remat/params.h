@@ -286,6 +286,11 @@ struct FitParams {
   // Where the arena is still over the budget after those, the layout is repacked window by
   // window towards the budget (layout/repack.h; max_subproblems 0: off).
   layout::RepackParams repack;
+  // Windows repacking may solve in all for one budget's plan, over every layout it repacks
+  // (best's misses, each fit.alone builder's, each start order's): a layout gets at most what
+  // is left. repack.max_subproblems bounds one layout only, and a plan may repack many, so
+  // without this a plan's work had no bound and under load the time limit struck first.
+  int repack_plan_subproblems = 600;
   // Where the arena of best's schedule misses the budget after the retries, the greedy is run
   // from base_order and from each of these base orders (baseline/orders.h names), with chains
   // of greedy.max_chain and long_chain ops (0 or at most greedy.max_chain: not); their

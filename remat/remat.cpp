@@ -32,6 +32,7 @@ using detail::Context;
 using detail::Find;
 using detail::MethodResult;
 using detail::PresetOf;
+using detail::RepackLedger;
 using detail::RunPreset;
 using detail::Shared;
 using detail::TimeLeft;
@@ -138,6 +139,8 @@ void CheckParams(const RematParams& params) {
     if (Find(name).build == nullptr)
       throw InputError("remat fit.alone lists \"" + name + "\", which builds no schedule");
   if (params.alignment <= 0) throw InputError("alignment must be positive");
+  if (params.fit.repack_plan_subproblems < 0)
+    throw InputError("remat fit.repack_plan_subproblems must be at least 0");
   if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy.score) ==
       kGreedyScores.end())
     throw InputError("unknown greedy score \"" + params.greedy.score + "\" (log, peak, lifetime)");
@@ -211,20 +214,38 @@ bool RepackMay(const Laid& l, Bytes budget, const RematParams& params) {
 // cheaper than the plan (or while the plan misses too): the first whose repacked layout fits
 // becomes the plan. After the loop, so that its retries and their targets, and every plan it
 // finds, stay what they were; repacking only adds cheaper fits.
+// Each layout's windows come out of the plan's allowance, so the plan's work is bounded however
+// many misses its fit loops leave; a layout the plan repacked before takes that outcome again.
 void RepackMisses(const Context& ctx, Bytes budget, const RematParams& params,
-                  std::vector<Laid>& misses, Laid& best) {
+                  std::vector<Laid>& misses, Laid& best, RepackLedger& ledger) {
   std::stable_sort(misses.begin(), misses.end(), [](const Laid& a, const Laid& b) {
     return a.eval.recompute_cost < b.eval.recompute_cost;
   });
   for (Laid& l : misses) {
     if (ctx.deadline.Expired()) break;
     if (best.measured <= budget && l.eval.recompute_cost >= best.eval.recompute_cost) break;
-    const auto intervals = PlannedIntervals(l.eval.model, l.eval.lifetimes);
-    layout::RepackResult r = layout::Repack(intervals, params.alignment, l.offsets, budget,
-                                            params.fit.repack, ctx.deadline);
-    if (r.height > budget) continue;
-    l.offsets = std::move(r.offsets);
-    l.actual = l.measured = r.height;
+    std::vector<Interval> intervals = PlannedIntervals(l.eval.model, l.eval.lifetimes);
+    auto same = [&](const RepackLedger::Done& d) {
+      return d.offsets == l.offsets &&
+             std::equal(d.intervals.begin(), d.intervals.end(), intervals.begin(), intervals.end(),
+                        [](const Interval& a, const Interval& b) {
+                          return a.size == b.size && a.start == b.start && a.end == b.end;
+                        });
+    };
+    auto done = std::find_if(ledger.done.begin(), ledger.done.end(), same);
+    if (done == ledger.done.end()) {
+      if (ledger.left <= 0) break;
+      layout::RepackParams repack = params.fit.repack;
+      repack.max_subproblems = std::min(repack.max_subproblems, ledger.left);
+      layout::RepackResult r =
+          layout::Repack(intervals, params.alignment, l.offsets, budget, repack, ctx.deadline);
+      ledger.left -= r.subproblems;
+      done = ledger.done.insert(ledger.done.end(),
+                                {std::move(intervals), l.offsets, std::move(r.offsets), r.height});
+    }
+    if (done->height > budget) continue;
+    l.offsets = done->repacked;
+    l.actual = l.measured = done->height;
     l.repacked = true;
     best = std::move(l);
     break;
@@ -296,7 +317,8 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   if (missed_at && best->measured <= budget)
     RefineTarget(ctx, budget, params, preset, is_best, shared, *missed_at, target, greedy_at_miss,
                  *best, misses);
-  RepackMisses(ctx, budget, params, misses, *best);
+  if (shared.repack == nullptr) throw std::logic_error("remat: a fit loop without a repack ledger");
+  RepackMisses(ctx, budget, params, misses, *best, *shared.repack);
   if (best->measured > budget && is_best && !params.fit.fallback_base_orders.empty() &&
       budget >= ctx.peak_lower_bound && !ctx.deadline.Expired()) {
     // Every attempt missed by the arena: the first fallback whose arena fits is the plan.
@@ -384,7 +406,9 @@ RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& para
     RematParams alone = params;
     alone.method = name;
     Schedule unused;
-    KeepBetter(result, Fit(ctx, budget, alone, unused, {}));
+    Shared ledger_only;
+    ledger_only.repack = shared.repack;
+    KeepBetter(result, Fit(ctx, budget, alone, unused, ledger_only));
   }
   return result;
 }
@@ -417,10 +441,17 @@ RematResult FromLowerStarts(const Context& ctx, Bytes budget, const RematParams&
 // its order, and a plan that meets it is proven optimal.
 RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
                  Schedule& greedy_state, Shared shared = {}) {
+  RepackLedger ledger;
+  ledger.left = params.fit.repack_plan_subproblems;
+  shared.repack = &ledger;
+  const auto spent = [&](RematResult r) {
+    r.repack_subproblems = params.fit.repack_plan_subproblems - ledger.left;
+    return r;
+  };
   // The bound first: the witness follows it, and a schedule that meets it ends the search.
   if (params.overhead_bound.cuts <= 0)
-    return FromLowerStarts(ctx, budget, params, shared,
-                           PlanPreset(ctx, budget, params, greedy_state, shared));
+    return spent(FromLowerStarts(ctx, budget, params, shared,
+                                 PlanPreset(ctx, budget, params, greedy_state, shared)));
   const auto started = std::chrono::steady_clock::now();
   RematParams capped = params;
   capped.overhead_bound.time_limit_s =
@@ -440,7 +471,7 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
   if (result.feasible && result.compute_overhead <= result.lower_bound * (1 + 2e-6))
     result.status = Status::kOptimal;
   result.plan.summary.seconds = result.seconds;
-  return result;
+  return spent(std::move(result));
 }
 
 }  // namespace

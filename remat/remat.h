@@ -82,6 +82,9 @@ struct RematResult {
   // The plan's layout is a repacked one (params.fit.repack): its schedule's arena missed the
   // budget in the fit loop and repacking its layout window by window brought it within.
   bool repacked = false;
+  // Windows repacking solved for this plan, over every layout it repacked (at most
+  // params.fit.repack_plan_subproblems).
+  int repack_subproblems = 0;
 };
 
 // Plans under budget (bytes of the arena, or of the theoretical peak with params.fit.by
