@@ -444,8 +444,11 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
   RepackLedger ledger;
   ledger.left = params.fit.repack_plan_subproblems;
   shared.repack = &ledger;
+  // What the plan spent, and whether the deadline cut any of its searches short: the kept
+  // result may be of a search that ended before a later one was cut.
   const auto spent = [&](RematResult r) {
     r.repack_subproblems = params.fit.repack_plan_subproblems - ledger.left;
+    r.timed_out = r.timed_out || ctx.deadline.Expired();
     return r;
   };
   // The bound first: the witness follows it, and a schedule that meets it ends the search.
