@@ -78,6 +78,7 @@ struct Interval {
   Bytes size = 0;
   Step start = 0;
   Step end = 0;  // inclusive
+  bool operator==(const Interval&) const = default;
 };
 
 // The planned storages of a model as intervals, in model.planned order.

@@ -23,8 +23,6 @@ namespace roam::remat::detail {
 // solvers' own deadlines do not overflow.
 double TimeLeft(const Context& ctx);
 
-// Work a sweep shares between its budgets: the greedy descent's result for this budget (for
-// the first attempt only: a layout retry lowers the target) and the checkpoint's schedules.
 // What fit.repack spends and learns over one budget's plan, whose fit loops (best's, each
 // fit.alone builder's, each start order's) may leave the same layout over the budget: the
 // windows left (fit.repack_plan_subproblems), and each layout repacked with what came of it.
@@ -40,6 +38,8 @@ struct RepackLedger {
   std::vector<Done> done;
 };
 
+// Work a sweep shares between its budgets: the greedy descent's result for this budget (for
+// the first attempt only: a layout retry lowers the target) and the checkpoint's schedules.
 struct Shared {
   const MethodResult* greedy = nullptr;
   const std::vector<MethodResult>* checkpoint = nullptr;

@@ -226,11 +226,7 @@ void RepackMisses(const Context& ctx, Bytes budget, const RematParams& params,
     if (best.measured <= budget && l.eval.recompute_cost >= best.eval.recompute_cost) break;
     std::vector<Interval> intervals = PlannedIntervals(l.eval.model, l.eval.lifetimes);
     auto same = [&](const RepackLedger::Done& d) {
-      return d.offsets == l.offsets &&
-             std::equal(d.intervals.begin(), d.intervals.end(), intervals.begin(), intervals.end(),
-                        [](const Interval& a, const Interval& b) {
-                          return a.size == b.size && a.start == b.start && a.end == b.end;
-                        });
+      return d.offsets == l.offsets && d.intervals == intervals;
     };
     auto done = std::find_if(ledger.done.begin(), ledger.done.end(), same);
     if (done == ledger.done.end()) {

@@ -100,10 +100,11 @@ TEST(RematDeadline, TheReportSaysTheTimeLimitStruckWhereverItStruck) {
   const Bytes budget = NoRematPeak(g, params) * 90 / 100;
   auto count = std::make_shared<int>(0);
   const Clock::time_point start = Clock::now();
-  const RematResult whole =
-      PlanRemat(g, budget, params,
-                Deadline(
-                    60, nullptr, [count, start] { return ++*count, start; }, start));
+  const Deadline::Now counting = [count, start] {
+    ++*count;
+    return start;
+  };
+  const RematResult whole = PlanRemat(g, budget, params, Deadline(60, nullptr, counting, start));
   ASSERT_FALSE(whole.timed_out);
   int feasible = 0;
   for (int k = 0; k <= *count; k += std::max(1, *count / 40)) {
