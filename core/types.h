@@ -31,6 +31,10 @@ constexpr std::size_t U(std::int64_t i) { return static_cast<std::size_t>(i); }
 // sizes up to kMaxBytes and alignments up to kMaxAlignment (core/bytes.h), which is all the
 // loaders let through; AlignUpBytes checks values that were not.
 constexpr Bytes AlignUp(Bytes size, Bytes alignment) {
+  // Alignments are powers of two nearly always, and the layout search rounds in its inner
+  // loops, where a division is most of a step's cost: a mask gives the same result.
+  if (size >= 0 && (alignment & (alignment - 1)) == 0)
+    return (size + alignment - 1) & ~(alignment - 1);
   return (size + alignment - 1) / alignment * alignment;
 }
 

@@ -43,9 +43,11 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
   int level = first_level;
   // Each pass of the loop is one node: its buffer branches, then (the loop's next pass) the
   // branch that leaves the chosen section empty at the floor.
+  // The passes below change floors only, never which buffers are unplaced.
+  const StateKey unplaced_key = params_.failure_cache ? UnplacedKey(unplaced) : StateKey{0, 0};
   for (;; ++level) {
     if (params_.failure_cache) {
-      const StateKey key = Key(unplaced, lo, hi);
+      const StateKey key = Key(unplaced_key, lo, hi);
       if (Failed(key)) {
         if (use_backjumping_) {
           // The state is fixed by what settled its sections.
@@ -256,12 +258,16 @@ void Searcher::Bump(const std::vector<std::uint64_t>& conflict) {
     }
 }
 
-StateKey Searcher::Key(const std::vector<int>& unplaced, int lo, int hi) const {
+StateKey Searcher::UnplacedKey(const std::vector<int>& unplaced) const {
   StateKey key{0, 0};
   for (int b : unplaced) {
     key.first ^= zobrist_[2 * U(b)];
     key.second ^= zobrist_[2 * U(b) + 1];
   }
+  return key;
+}
+
+StateKey Searcher::Key(StateKey key, int lo, int hi) const {
   // Sections no unplaced buffer covers play no part in what is left to do.
   for (int s = lo; s < hi; ++s) {
     if (remaining_[U(s)] == 0) continue;

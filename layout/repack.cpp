@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -107,6 +108,10 @@ RepackResult Repack(std::span<const Interval> intervals, Bytes alignment,
   result.height = LayoutHeight(intervals, result.offsets);
   std::mt19937_64 rng(static_cast<std::uint64_t>(params.seed));
   int failures = 0;
+  // The windows that failed since the layout last changed, each as its sorted freed buffers:
+  // the layout and the target are the same until a window succeeds, so a window drawn again
+  // (another margin often frees the same buffers) is the same subproblem and fails again.
+  std::set<std::vector<int>> failed;
   while (result.height > capacity && result.subproblems < params.max_subproblems &&
          failures < params.max_failures_in_a_row && !deadline.Expired()) {
     // One alignment lower at a time: only the buffers at the top are then in the way, so the
@@ -127,13 +132,21 @@ RepackResult Repack(std::span<const Interval> intervals, Bytes alignment,
       ++failures;
       continue;
     }
+    // Counted as solved either way, so that a repeat spends no search but leaves every later
+    // window, and the layout, as they were.
     ++result.subproblems;
-    if (!Resolve(intervals, alignment, result.offsets, w, target, params, deadline)) {
+    std::vector<int> freed = w.freed;
+    std::sort(freed.begin(), freed.end());
+    const bool repeat = failed.contains(freed);
+    if (repeat) ++result.repeated;
+    if (repeat || !Resolve(intervals, alignment, result.offsets, w, target, params, deadline)) {
+      failed.insert(std::move(freed));
       ++failures;
       continue;
     }
     ++result.improved;
     failures = 0;
+    failed.clear();
     result.height = LayoutHeight(intervals, result.offsets);
   }
   return result;

@@ -46,6 +46,9 @@ struct RepackResult {
   Bytes height = 0;
   int subproblems = 0;  // solved
   int improved = 0;     // of which lowered the layout where they freed it
+  // Of which freed the same buffers as a window that failed on the same layout: the same
+  // subproblem, known to fail, so not searched again.
+  int repeated = 0;
 };
 
 // Throws std::invalid_argument when offsets is not a valid layout of intervals (one per

@@ -284,11 +284,14 @@ bool Searcher::Propagate(const std::vector<int>& unplaced) {
     const int s = queue_[k];
     queued_[U(s)] = 0;
     if (!ok || remaining_[U(s)] == 0) continue;
+    // Every unplaced buffer covering s starts at or above its floor, so one at the floor (or a
+    // fixed one below it) settles that the floor stays: the rest need not be looked at.
     Bytes lowest = kNever;
     for (int c : section_buffers_[U(s)]) {
       if (placed_[U(c)]) continue;
       const Bytes f = in_.fixed[U(c)];
       lowest = std::min(lowest, f >= 0 ? f : AlignUp(base_[U(c)], in_.align[U(c)]));
+      if (lowest <= floor_[U(s)]) break;
     }
     if (lowest != kNever && lowest > floor_[U(s)]) {
       if (use_backjumping_) {

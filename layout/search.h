@@ -125,9 +125,10 @@ class Searcher {
   // the buffer's sections, and placed buffers end at or below the floors, so what can still be
   // done depends on nothing else. A state whose search failed at a capacity fails at every
   // capacity up to it.
-  StateKey Key(const std::vector<int>& unplaced, int lo, int hi) const;
-  bool Failed(const StateKey& key) const;  // proven to fail at capacity_
-  void Remember(const StateKey& key);      // failed at capacity_ (unless aborted)
+  StateKey UnplacedKey(const std::vector<int>& unplaced) const;
+  StateKey Key(StateKey unplaced_key, int lo, int hi) const;  // with the floors of [lo, hi)
+  bool Failed(const StateKey& key) const;                     // proven to fail at capacity_
+  void Remember(const StateKey& key);  // failed at capacity_ (unless aborted)
   // Everything a node changes is trailed, so that a node can undo what its subtree did.
   struct Mark {
     size_t placed, bases, floors, columns, reasons;

@@ -71,6 +71,7 @@ class Simulation {
     pins_.assign(U(v.n), 0);
     slot_.assign(U(v.n), -1);
     pending_.assign(U(v.n), {});
+    waited_on_.assign(U(v.n), {});
     seen_.assign(U(v.n), 0);
     hold_until_.assign(U(v.n), -1);
     for (const auto& [q, until] : holds) {
@@ -145,7 +146,10 @@ class Simulation {
   void Drop(int p, int next) {
     Release(p);
     if (next == kNever) return;
-    for (int q : boundary_) pending_[U(q)].emplace_back(next, p);
+    for (int q : boundary_) {
+      pending_[U(q)].emplace_back(next, p);
+      waited_on_[U(p)].push_back(q);
+    }
   }
 
   // The cost of computing p again at its next need next, with what it reads that will not be
@@ -202,11 +206,12 @@ class Simulation {
 
   // p is computed again: the needs its drop put on what it reads are met.
   void Recomputed(int p) {
-    for (auto& n : pending_) {
-      if (n.empty()) continue;
+    for (int q : waited_on_[U(p)]) {
+      auto& n = pending_[U(q)];
       n.erase(std::remove_if(n.begin(), n.end(), [&](const auto& e) { return e.second == p; }),
               n.end());
     }
+    waited_on_[U(p)].clear();
   }
 
   // The held value to drop: a value nothing needs again first, else the least estimated
@@ -227,13 +232,23 @@ class Simulation {
         best_score = -1;
         break;
       }
-      const double steps = std::pow(static_cast<double>(next - stage_ + 1), variant_.exponent);
+      const auto until = static_cast<double>(next - stage_ + 1);
+      const double steps = variant_.exponent == 1 ? until : std::pow(until, variant_.exponent);
+      bool same_when_dying = false;
       for (bool dying : {false, true}) {
+        if (dying && same_when_dying) break;
         const double cost = RebuildCost(p, next, dying, kMaxDepth);
         if (std::isinf(cost)) continue;
         double bytes = v_.keep[U(p)];
+        // Rebuilding the dying values too walks the same values unless one of them is held
+        // and droppable: the second pass would only repeat the first.
+        bool rebuilds_more = false;
         for (int q : boundary_)
-          if (LastNeed(q) < next) bytes -= v_.keep[U(q)];
+          if (LastNeed(q) < next) {
+            bytes -= v_.keep[U(q)];
+            rebuilds_more = rebuilds_more || droppable_[U(q)];
+          }
+        same_when_dying = !rebuilds_more;
         if (bytes <= 0) continue;
         const double score = cost / (bytes * steps);
         if (score < best_score) {
@@ -289,7 +304,8 @@ class Simulation {
   std::vector<int> held_, slot_;
   // Per value: (stage, dropped reader) for each dropped reader whose recomputation needs it.
   std::vector<std::vector<std::pair<int, int>>> pending_;
-  std::vector<int> hold_until_;  // per value: the last stage a hint holds it to
+  std::vector<std::vector<int>> waited_on_;  // per dropped value: the values its drop put needs on
+  std::vector<int> hold_until_;              // per value: the last stage a hint holds it to
   double held_bytes_ = 0;
   int stage_ = 0;
   std::vector<int> seen_, frontier_, next_frontier_, boundary_;  // RebuildCost's search

@@ -71,10 +71,14 @@ MethodResult RunLns(Call& c, const MethodResult& incumbent, Bytes target) {
 double TimeLeft(const Context& ctx) { return std::min(ctx.deadline.Remaining(), 1e8); }
 
 constexpr Named kMethods[] = {
-    {"greedy", BuildGreedy, nullptr},       {"checkpoint", BuildCheckpoint, nullptr},
-    {"lookahead", BuildLookahead, nullptr}, {"blocks", nullptr, RunBlocks},
-    {"blocks-dp", nullptr, SplitBudget},    {"witness", nullptr, RunWitness},
-    {"ilp", nullptr, SolveExactly},         {"lns", nullptr, RunLns},
+    {"greedy", BuildGreedy, nullptr},
+    {"checkpoint", BuildCheckpoint, nullptr},
+    {"lookahead", BuildLookahead, nullptr, true},
+    {"blocks", nullptr, RunBlocks},
+    {"blocks-dp", nullptr, SplitBudget},
+    {"witness", nullptr, RunWitness},
+    {"ilp", nullptr, SolveExactly},
+    {"lns", nullptr, RunLns},
 };
 
 const Named& Find(std::string_view name) {
@@ -91,12 +95,28 @@ Preset PresetOf(const RematParams& params) {
   return {{"greedy"}, {params.method}};
 }
 
+namespace {
+
+// A builder's schedule for target, from the plan's memo where the builder is repeatable and
+// built it before in this context.
+MethodResult Build(Call& c, const Named& builder, Bytes target) {
+  PlanMemo* memo = c.shared.memo;
+  if (memo == nullptr || !builder.repeatable) return builder.build(c, target);
+  for (const PlanMemo::Built& b : memo->built)
+    if (b.ctx == &c.ctx && b.method == builder.name && b.target == target) return b.result;
+  MethodResult r = builder.build(c, target);
+  memo->built.push_back({&c.ctx, builder.name, target, r});
+  return r;
+}
+
+}  // namespace
+
 // The builders of the preset (the cheapest within target kept, else the lowest peak), then
 // each improver in turn.
 MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
   std::optional<MethodResult> best;
   for (const std::string& name : preset.build) {
-    MethodResult r = Find(name).build(c, target);
+    MethodResult r = Build(c, Find(name), target);
     if (!best || Better(r, *best, target)) best = std::move(r);
   }
   if (!best) throw InputError("a remat preset needs at least one builder");

@@ -31,6 +31,7 @@ using detail::Call;
 using detail::Context;
 using detail::Find;
 using detail::MethodResult;
+using detail::PlanMemo;
 using detail::PresetOf;
 using detail::RepackLedger;
 using detail::RunPreset;
@@ -168,11 +169,25 @@ struct Laid {
   bool repacked = false;                               // offsets from fit.repack
 };
 
-Laid LayOutSchedule(const Context& ctx, MethodResult r, Bytes budget, const RematParams& params) {
+// memo (may be null): the plan's layouts, for a schedule laid out again (a fit.alone builder's
+// loop retracing best's, a retry that reaches a schedule met before).
+Laid LayOutSchedule(const Context& ctx, MethodResult r, Bytes budget, const RematParams& params,
+                    PlanMemo* memo) {
   Laid l;
-  l.eval = detail::Evaluate(ctx.graph, r.schedule, params);
-  auto intervals = PlannedIntervals(l.eval.model, l.eval.lifetimes);
-  std::tie(l.offsets, l.actual) = LayOut(intervals, l.eval.peak, budget, params, ctx.deadline);
+  const PlanMemo::LaidOut* met = nullptr;
+  if (memo != nullptr)
+    for (const PlanMemo::LaidOut& m : memo->laid_out)
+      if (m.ctx == &ctx && m.schedule == r.schedule) met = &m;
+  if (met != nullptr) {
+    l.eval = met->eval;
+    l.offsets = met->offsets;
+    l.actual = met->actual;
+  } else {
+    l.eval = detail::Evaluate(ctx.graph, r.schedule, params);
+    auto intervals = PlannedIntervals(l.eval.model, l.eval.lifetimes);
+    std::tie(l.offsets, l.actual) = LayOut(intervals, l.eval.peak, budget, params, ctx.deadline);
+    if (memo != nullptr) memo->laid_out.push_back({&ctx, r.schedule, l.eval, l.offsets, l.actual});
+  }
   l.measured = FitByTheoretical(params) ? l.eval.peak : l.actual;
   l.method = std::move(r);
   return l;
@@ -198,7 +213,7 @@ std::optional<Laid> WithoutRecomputation(const Context& ctx, Bytes budget,
     r.schedule = OrderSchedule(ctx, params, order);
     r.peak = TheoreticalPeak(ctx.graph, ctx.model, r.schedule);
     if (r.peak > budget) continue;
-    Laid l = LayOutSchedule(ctx, std::move(r), budget, params);
+    Laid l = LayOutSchedule(ctx, std::move(r), budget, params, nullptr);
     if (l.measured <= budget) return l;
   }
   return std::nullopt;
@@ -260,7 +275,7 @@ void RefineTarget(const Context& ctx, Bytes budget, const RematParams& params, c
     const Bytes mid = fitted + (missed - fitted) / 2;
     Schedule greedy_state = greedy_at_miss;
     Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
-    Laid l = LayOutSchedule(ctx, RunPreset(call, preset, mid), budget, params);
+    Laid l = LayOutSchedule(ctx, RunPreset(call, preset, mid), budget, params, shared.memo);
     (l.measured <= budget ? fitted : missed) = mid;
     if (RepackMay(l, budget, params)) misses.push_back(l);
     if (Better(l, best, budget)) best = std::move(l);
@@ -296,7 +311,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
     MethodResult r = RunPreset(call, preset, target);
     shared.greedy = nullptr;
     const Bytes reached = r.peak;
-    Laid l = LayOutSchedule(ctx, std::move(r), budget, params);
+    Laid l = LayOutSchedule(ctx, std::move(r), budget, params, shared.memo);
     const Bytes theoretical = l.eval.peak, actual = l.actual, measured = l.measured;
     if (RepackMay(l, budget, params)) misses.push_back(l);
     if (!best || Better(l, *best, budget)) best = std::move(l);
@@ -321,7 +336,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
     // After the retries, so that a plan they find is never replaced (nor its time raised).
     for (MethodResult& f : Fallbacks(ctx, budget, params)) {
       if (ctx.deadline.Expired()) break;
-      Laid l = LayOutSchedule(ctx, std::move(f), budget, params);
+      Laid l = LayOutSchedule(ctx, std::move(f), budget, params, shared.memo);
       if (l.measured > budget) continue;
       best = std::move(l);
       target = budget;
@@ -402,9 +417,10 @@ RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& para
     RematParams alone = params;
     alone.method = name;
     Schedule unused;
-    Shared ledger_only;
-    ledger_only.repack = shared.repack;
-    KeepBetter(result, Fit(ctx, budget, alone, unused, ledger_only));
+    Shared plan_only;  // nothing a sweep shares: the builder runs as if named
+    plan_only.repack = shared.repack;
+    plan_only.memo = shared.memo;
+    KeepBetter(result, Fit(ctx, budget, alone, unused, plan_only));
   }
   return result;
 }
@@ -440,6 +456,8 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
   RepackLedger ledger;
   ledger.left = params.fit.repack_plan_subproblems;
   shared.repack = &ledger;
+  PlanMemo memo;
+  shared.memo = &memo;
   // What the plan spent, and whether the deadline cut any of its searches short: the kept
   // result may be of a search that ended before a later one was cut.
   const auto spent = [&](RematResult r) {

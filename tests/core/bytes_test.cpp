@@ -65,8 +65,8 @@ TEST(Bytes, MulIsExactOrRefusedExactlyWhenTheProductExceedsTheMaximum) {
 
 TEST(Bytes, AlignUpIsTheSmallestMultipleOrRefused) {
   for (Bytes size : Probes()) {
-    for (Bytes alignment : {Bytes{-1}, Bytes{0}, Bytes{1}, Bytes{512}, Bytes{3000}, kMaxAlignment,
-                            kMaxAlignment + 1, kMaxI64}) {
+    for (Bytes alignment : {Bytes{-1}, Bytes{0}, Bytes{1}, Bytes{2}, Bytes{512}, Bytes{3000},
+                            Bytes{4096}, kMaxAlignment, kMaxAlignment + 1, kMaxI64}) {
       auto aligned = AlignUpBytes(size, alignment);
       const bool valid_args =
           size >= 0 && size <= kMaxBytes && alignment >= 1 && alignment <= kMaxAlignment;

@@ -126,6 +126,30 @@ TEST(Repack, StopsAtTheCapacityTheWorkBoundAndTheDeadline) {
   EXPECT_LE(r.subproblems, 2);
 }
 
+// Buffers all alive at one step: every window frees all of them, so after the first fails the
+// others are the same subproblem on the same layout and are not searched again. They still
+// count, so the work bound and the failures in a row end the repack where they did before.
+TEST(Repack, AWindowThatFailedIsNotSearchedAgainOnTheSameLayout) {
+  std::vector<Interval> in;
+  for (int i = 0; i < 6; ++i) in.push_back({8 + i, i, 6 + i});
+  const std::vector<Bytes> start = BestFitLayout(in, 1);
+  RepackParams params;
+  params.max_failures_in_a_row = 20;
+  const RepackResult r = Repack(in, 1, start, 0, params);
+  EXPECT_EQ(r.improved, 0);  // stacked at max-live already
+  EXPECT_EQ(r.offsets, start);
+  EXPECT_EQ(r.subproblems, 20);
+  EXPECT_EQ(r.repeated, 19);
+  // Where windows succeed, the repeats are of windows drawn after a failure on one layout.
+  std::mt19937_64 rng(7);
+  const auto flat = PerfectPacking(rng, 200, 1 << 10, 120, 8);
+  params = RepackParams();
+  params.max_free_buffers = 40;
+  const RepackResult s = Repack(flat, 8, BestFitLayout(flat, 8), 0, params);
+  EXPECT_GT(s.improved, 0);
+  EXPECT_LE(s.repeated + s.improved, s.subproblems);
+}
+
 // The widest margins the config allows overflow no step; limits out of range are refused.
 TEST(Repack, ExtremeMarginsWorkAndLimitsOutOfRangeAreRejected) {
   std::mt19937_64 rng(9);

@@ -9,6 +9,7 @@
 
 #include "remat/context.h"
 #include "remat/internal.h"
+#include "remat/methods.h"
 #include "remat/remat.h"
 #include "tests/remat/brute_force.h"
 #include "tests/support/training_graph.h"
@@ -71,6 +72,50 @@ TEST(Improvers, LeaveAScheduleOverTheTargetOverNoCostlierOrFitIt) {
       EXPECT_LE(detail::Evaluate(g, out.schedule, params).peak, target);
     }
   }
+}
+
+// The plan's memo (detail::PlanMemo) gives a repeatable builder's schedule again where the plan
+// built it before at that target in that context (a fit.alone builder's loop retracing best's).
+// So such a builder must give that schedule again whatever ran before; the others are built
+// every time, and another context or target is another entry.
+TEST(Builders, ARepeatableBuilderIsBuiltOncePerTargetAndContext) {
+  std::mt19937_64 rng(30);
+  const Graph g = testing::TrainingLikeGraph(rng, {});
+  RematParams params;
+  params.alignment = 1;
+  const detail::Context ctx(g, params), other(g, params);
+  const Bytes target = ctx.no_remat_peak * 8 / 10;
+  int repeatable = 0;
+  for (std::string_view name : kBuilderNames) {
+    SCOPED_TRACE(std::string(name));
+    const detail::Named& builder = detail::Find(name);
+    detail::PlanMemo memo;
+    detail::Shared shared;
+    shared.memo = &memo;
+    const Preset preset{{std::string(name)}, {}};
+    auto run = [&](const detail::Context& c, Bytes t) {
+      Schedule greedy_state;
+      detail::Call call{c, params, greedy_state, 10, shared, true, t};
+      return detail::RunPreset(call, preset, t);
+    };
+    const detail::MethodResult first = run(ctx, target);
+    run(other, target);  // in between, as a fit loop's other builders run
+    run(ctx, target - 1);
+    const detail::MethodResult again = run(ctx, target);
+    EXPECT_EQ(again.schedule, first.schedule);
+    // Built alone, without the memo: the same schedule.
+    Schedule greedy_state;
+    detail::Shared none;
+    detail::Call call{ctx, params, greedy_state, 10, none, true, target};
+    EXPECT_EQ(builder.build(call, target).schedule, first.schedule);
+    if (builder.repeatable) {
+      ++repeatable;
+      EXPECT_EQ(memo.built.size(), 3u);  // (ctx, target), (other, target), (ctx, target - 1)
+    } else {
+      EXPECT_TRUE(memo.built.empty());
+    }
+  }
+  EXPECT_GE(repeatable, 1);
 }
 
 }  // namespace
