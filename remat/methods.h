@@ -41,8 +41,8 @@ struct RepackLedger {
 // What one budget's plan has computed that its later fit loops meet again. A fit.alone
 // builder's loop retraces best's targets wherever best picked that builder (random-layered-1000
 // in seed 2's order at 80%: the same four schedules, built and laid out twice, 11 of 40 s), and
-// a retry may reach a schedule laid out before. Builders marked repeatable and the layout are
-// deterministic (bounded by work), so what was computed once is taken again.
+// a retry may reach a schedule laid out before. Builders marked repeatable, the layout and the
+// repacking are deterministic (bounded by work), so what was computed once is taken again.
 struct PlanMemo {
   struct Built {
     const Context* ctx;
@@ -59,6 +59,7 @@ struct PlanMemo {
   };
   std::vector<Built> built;
   std::vector<LaidOut> laid_out;
+  RepackLedger repack;
 };
 
 // Work a sweep shares between its budgets: the greedy descent's result for this budget (for
@@ -72,9 +73,8 @@ struct Shared {
   // A recompute cost no schedule within the budget (hence within any lower target) goes below:
   // a schedule that meets it is optimal, and the methods after it are not run.
   double cost_bound = -std::numeric_limits<double>::infinity();
-  // fit.repack's allowance and memo for this budget's plan, shared by its every fit loop.
-  RepackLedger* repack = nullptr;
-  // The plan's builds and layouts (null: none kept).
+  // This budget's plan's builds, layouts and repacking, shared by its every fit loop (null
+  // outside a plan: nothing kept).
   PlanMemo* memo = nullptr;
 };
 

@@ -287,6 +287,7 @@ void RefineTarget(const Context& ctx, Bytes budget, const RematParams& params, c
 // where every attempt missed, `best` tries its fallbacks. The plan's status and report.
 RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Schedule& greedy_state,
                 Shared shared) {
+  if (shared.memo == nullptr) throw std::logic_error("remat: a fit loop outside a plan's memo");
   const auto started = std::chrono::steady_clock::now();
   const Preset preset = PresetOf(params);
   const bool is_best = params.method == "best";
@@ -328,8 +329,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   if (missed_at && best->measured <= budget)
     RefineTarget(ctx, budget, params, preset, is_best, shared, *missed_at, target, greedy_at_miss,
                  *best, misses);
-  if (shared.repack == nullptr) throw std::logic_error("remat: a fit loop without a repack ledger");
-  RepackMisses(ctx, budget, params, misses, *best, *shared.repack);
+  RepackMisses(ctx, budget, params, misses, *best, shared.memo->repack);
   if (best->measured > budget && is_best && !params.fit.fallback_base_orders.empty() &&
       budget >= ctx.peak_lower_bound && !ctx.deadline.Expired()) {
     // Every attempt missed by the arena: the first fallback whose arena fits is the plan.
@@ -418,7 +418,6 @@ RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& para
     alone.method = name;
     Schedule unused;
     Shared plan_only;  // nothing a sweep shares: the builder runs as if named
-    plan_only.repack = shared.repack;
     plan_only.memo = shared.memo;
     KeepBetter(result, Fit(ctx, budget, alone, unused, plan_only));
   }
@@ -453,15 +452,13 @@ RematResult FromLowerStarts(const Context& ctx, Bytes budget, const RematParams&
 // its order, and a plan that meets it is proven optimal.
 RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
                  Schedule& greedy_state, Shared shared = {}) {
-  RepackLedger ledger;
-  ledger.left = params.fit.repack_plan_subproblems;
-  shared.repack = &ledger;
   PlanMemo memo;
+  memo.repack.left = params.fit.repack_plan_subproblems;
   shared.memo = &memo;
   // What the plan spent, and whether the deadline cut any of its searches short: the kept
   // result may be of a search that ended before a later one was cut.
   const auto spent = [&](RematResult r) {
-    r.repack_subproblems = params.fit.repack_plan_subproblems - ledger.left;
+    r.repack_subproblems = params.fit.repack_plan_subproblems - memo.repack.left;
     r.timed_out = r.timed_out || ctx.deadline.Expired();
     return r;
   };
