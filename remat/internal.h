@@ -53,13 +53,16 @@ struct MethodResult {
   std::string order;
 };
 
+// Whether a plan at recompute cost `cost` is cheaper than one at `incumbent` by more than
+// rounding: what replaces a plan that fits, and what a search must reach to be worth going on.
+inline bool Cheaper(double cost, double incumbent) { return cost < incumbent - 1e-9; }
+
 // Of two plans for one budget, given their peaks and recompute costs: the one within it at less
-// compute (by more than rounding), else the lower peak. The one rule every "best of" in remat
-// follows.
+// compute (Cheaper), else the lower peak. The one rule every "best of" in remat follows.
 inline bool BetterPlan(Bytes peak_a, double cost_a, Bytes peak_b, double cost_b, Bytes budget) {
   const bool fa = peak_a <= budget, fb = peak_b <= budget;
   if (fa != fb) return fa;
-  if (fa) return cost_a < cost_b - 1e-9;
+  if (fa) return Cheaper(cost_a, cost_b);
   return peak_a < peak_b;
 }
 

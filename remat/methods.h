@@ -76,6 +76,10 @@ struct Shared {
   // This budget's plan's builds, layouts and repacking, shared by its every fit loop (null
   // outside a plan: nothing kept).
   PlanMemo* memo = nullptr;
+  // The recompute cost of a plan that already fits this budget (another start order's, or
+  // best's before a fit.alone builder runs alone): the fit loop's result is kept only where it
+  // is cheaper, so no search goes on past a schedule at this cost or more (infinity: none yet).
+  double cost_to_beat = std::numeric_limits<double>::infinity();
 };
 
 // One call of the methods at a target: what they read besides the context.

@@ -1,6 +1,6 @@
-// The remat driver (docs/remat.md, "Methods"): the fit loop that runs a preset's methods
-// (methods.cpp), lays out their schedules and retries at lower targets, best's other start
-// orders, and the trade-off sweep. The context they read is built once per plan
+// The remat driver (docs/remat.md, "Methods"): a budget's plan runs the fit loop (fit.cpp) for
+// best, for each fit.alone builder and from each of best's other start orders, keeping the
+// cheapest; and the trade-off sweep. The context they read is built once per plan
 // (context.cpp).
 #include "remat/remat.h"
 
@@ -10,16 +10,13 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
-#include <tuple>
 
 #include "baseline/orders.h"
 #include "core/bytes.h"
 #include "core/deadline.h"
 #include "core/error.h"
-#include "layout/best.h"
-#include "layout/layout.h"
-#include "layout/repack.h"
 #include "remat/context.h"
+#include "remat/fit.h"
 #include "remat/internal.h"
 #include "remat/methods.h"
 
@@ -28,96 +25,15 @@ namespace roam::remat {
 namespace {
 
 using detail::Call;
+using detail::Cheaper;
 using detail::Context;
 using detail::Find;
+using detail::Fit;
 using detail::MethodResult;
 using detail::PlanMemo;
 using detail::PresetOf;
-using detail::RepackLedger;
-using detail::RunPreset;
 using detail::Shared;
 using detail::TimeLeft;
-
-// Offsets of a schedule's buffers and the arena's height: best-fit, then llfb, then the
-// layout search where both miss the theoretical peak, and where the arena is still over the
-// budget, the search once more with its bottom-left branching in groups of any size, then a
-// search for a layout within the budget alone (fit.search_wide, fit.search_at_budget).
-std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals, Bytes peak,
-                                            Bytes budget, const RematParams& params,
-                                            const Deadline& deadline) {
-  layout::BestLayout best(intervals, params.alignment);
-  best.OfferBestFit();
-  if (best.height() > peak) best.OfferLlfb();
-  auto search = [&](bool wide, std::optional<Bytes> capacity) {
-    layout::LayoutParams lp;
-    // Each search to the time it has left: the run's deadline is one, whatever runs.
-    lp.time_limit_s = std::max(
-        0.001, std::min(params.fit.search_time_limit_s, std::min(deadline.Remaining(), 1e8)));
-    lp.max_nodes = params.fit.search_max_nodes;
-    lp.capacity = capacity;
-    if (wide) {
-      // The default limits keep these techniques to groups of 1,000 buffers for whole training
-      // graphs' sake (docs/layout.md); a rewritten graph of 1,000 ops and its copies is one
-      // group just above, and packs to its theoretical peak with them (perf/RESULTS.md).
-      lp.search.bottom_left_max_buffers = std::numeric_limits<int>::max();
-      lp.search.unallocated_floor_max_buffers = std::numeric_limits<int>::max();
-    }
-    best.Search(lp);
-  };
-  // The greedy layouts missed the theoretical peak: the search engine closes the gap that
-  // would otherwise cost a retry (a lower target, more recomputation).
-  auto searching = [&] { return params.fit.search_max_nodes > 0 && !deadline.Expired(); };
-  auto missed = [&] { return best.height() > budget && best.height() > peak && searching(); };
-  if (best.height() > peak && searching()) search(false, std::nullopt);
-  if (missed() && params.fit.search_wide) search(true, std::nullopt);
-  // Minimising, the search spends its nodes on heights below the budget too; asked for the
-  // budget alone, it prunes by it and may find a layout there the minimisation did not.
-  if (missed() && params.fit.search_at_budget) search(false, budget);
-  const Bytes height = best.height();
-  return {best.TakeOffsets(), height};
-}
-
-// The baseline order of that name on the context's graph (the context's start for base_order).
-Schedule OrderSchedule(const Context& ctx, const RematParams& params, const std::string& order) {
-  return order == params.base_order ? ctx.start : ScheduleOrder(order, ctx.graph, ctx.model);
-}
-
-// Where the chosen schedule's arena misses the budget (fragmentation, or a theoretical peak
-// above it): the greedy from base_order and from each of fit.fallback_base_orders, with chains
-// of greedy.max_chain and of fit.long_chain ops. Their schedules within target by the
-// theoretical peak, cheapest first, distinct, for the caller to lay out.
-// Each fallback is one greedy descent and at most two node-bounded layout searches; they stop
-// where the plan's deadline has passed.
-std::vector<MethodResult> Fallbacks(const Context& ctx, Bytes target, const RematParams& params) {
-  std::vector<std::string> orders = {params.base_order};
-  for (const std::string& o : params.fit.fallback_base_orders)
-    if (std::find(orders.begin(), orders.end(), o) == orders.end()) orders.push_back(o);
-  std::vector<int> chains = {params.greedy.max_chain};
-  if (params.fit.long_chain > params.greedy.max_chain) chains.push_back(params.fit.long_chain);
-  std::vector<MethodResult> found;
-  for (const std::string& order : orders) {
-    RematParams p = params;
-    p.base_order = order;
-    const Schedule start = OrderSchedule(ctx, params, order);
-    for (int chain : chains) {
-      if (ctx.deadline.Expired()) break;
-      p.greedy.max_chain = chain;
-      MethodResult r = detail::Greedy(ctx.graph, start, target, p,
-                                      detail::GreedyEvaluation::kIncremental, &ctx.deadline);
-      if (r.peak > target) continue;
-      if (std::any_of(found.begin(), found.end(),
-                      [&](const MethodResult& f) { return f.schedule == r.schedule; }))
-        continue;
-      r.method = "greedy";
-      r.order = order;
-      found.push_back(std::move(r));
-    }
-  }
-  std::stable_sort(found.begin(), found.end(), [](const MethodResult& a, const MethodResult& b) {
-    return a.recompute_cost < b.recompute_cost;
-  });
-  return found;
-}
 
 void CheckHasOps(const Graph& graph) {
   if (graph.num_ops() == 0)
@@ -159,224 +75,6 @@ void CheckParams(const RematParams& params) {
         throw InputError("unknown " + std::string(what) + " order \"" + order + "\"");
 }
 
-// A schedule laid out: its evaluation, offsets and arena.
-struct Laid {
-  MethodResult method;
-  detail::Evaluated eval;
-  std::vector<Bytes> offsets;
-  Bytes actual = std::numeric_limits<Bytes>::max();
-  Bytes measured = std::numeric_limits<Bytes>::max();  // what the budget bounds: fit.by
-  bool repacked = false;                               // offsets from fit.repack
-};
-
-// memo (may be null): the plan's layouts, for a schedule laid out again (a fit.alone builder's
-// loop retracing best's, a retry that reaches a schedule met before).
-Laid LayOutSchedule(const Context& ctx, MethodResult r, Bytes budget, const RematParams& params,
-                    PlanMemo* memo) {
-  Laid l;
-  const PlanMemo::LaidOut* met = nullptr;
-  if (memo != nullptr)
-    for (const PlanMemo::LaidOut& m : memo->laid_out)
-      if (m.ctx == &ctx && m.schedule == r.schedule) met = &m;
-  if (met != nullptr) {
-    l.eval = met->eval;
-    l.offsets = met->offsets;
-    l.actual = met->actual;
-  } else {
-    l.eval = detail::Evaluate(ctx.graph, r.schedule, params);
-    auto intervals = PlannedIntervals(l.eval.model, l.eval.lifetimes);
-    std::tie(l.offsets, l.actual) = LayOut(intervals, l.eval.peak, budget, params, ctx.deadline);
-    if (memo != nullptr) memo->laid_out.push_back({&ctx, r.schedule, l.eval, l.offsets, l.actual});
-  }
-  l.measured = FitByTheoretical(params) ? l.eval.peak : l.actual;
-  l.method = std::move(r);
-  return l;
-}
-
-// Of two laid-out schedules for budget: the one that fits (by fit.by) at less compute, else
-// the lower peak so measured.
-bool Better(const Laid& a, const Laid& b, Bytes budget) {
-  return detail::BetterPlan(a.measured, a.eval.recompute_cost, b.measured, b.eval.recompute_cost,
-                            budget);
-}
-
-// The first of fit.reorder_orders whose plain plan (no recomputation) fits the budget, laid
-// out; nullopt where none does.
-std::optional<Laid> WithoutRecomputation(const Context& ctx, Bytes budget,
-                                         const RematParams& params) {
-  for (const std::string& order : params.fit.reorder_orders) {
-    if (ctx.deadline.Expired()) break;
-    MethodResult r;
-    r.method = "reorder";
-    r.order = order;
-    r.status = Status::kOptimal;  // no recomputation: nothing is cheaper
-    r.schedule = OrderSchedule(ctx, params, order);
-    r.peak = TheoreticalPeak(ctx.graph, ctx.model, r.schedule);
-    if (r.peak > budget) continue;
-    Laid l = LayOutSchedule(ctx, std::move(r), budget, params, nullptr);
-    if (l.measured <= budget) return l;
-  }
-  return std::nullopt;
-}
-
-// A schedule within the budget by its theoretical peak whose arena missed it: repacking its
-// layout (fit.repack) may fit it.
-bool RepackMay(const Laid& l, Bytes budget, const RematParams& params) {
-  return params.fit.repack.max_subproblems > 0 && l.measured > budget && l.eval.peak <= budget;
-}
-
-// fit.repack: the schedules the fit loop laid out above the budget, cheapest first, while
-// cheaper than the plan (or while the plan misses too): the first whose repacked layout fits
-// becomes the plan. After the loop, so that its retries and their targets, and every plan it
-// finds, stay what they were; repacking only adds cheaper fits.
-// Each layout's windows come out of the plan's allowance, so the plan's work is bounded however
-// many misses its fit loops leave; a layout the plan repacked before takes that outcome again.
-void RepackMisses(const Context& ctx, Bytes budget, const RematParams& params,
-                  std::vector<Laid>& misses, Laid& best, RepackLedger& ledger) {
-  std::stable_sort(misses.begin(), misses.end(), [](const Laid& a, const Laid& b) {
-    return a.eval.recompute_cost < b.eval.recompute_cost;
-  });
-  for (Laid& l : misses) {
-    if (ctx.deadline.Expired()) break;
-    if (best.measured <= budget && l.eval.recompute_cost >= best.eval.recompute_cost) break;
-    std::vector<Interval> intervals = PlannedIntervals(l.eval.model, l.eval.lifetimes);
-    auto same = [&](const RepackLedger::Done& d) {
-      return d.offsets == l.offsets && d.intervals == intervals;
-    };
-    auto done = std::find_if(ledger.done.begin(), ledger.done.end(), same);
-    if (done == ledger.done.end()) {
-      if (ledger.left <= 0) break;
-      layout::RepackParams repack = params.fit.repack;
-      repack.max_subproblems = std::min(repack.max_subproblems, ledger.left);
-      layout::RepackResult r =
-          layout::Repack(intervals, params.alignment, l.offsets, budget, repack, ctx.deadline);
-      ledger.left -= r.subproblems;
-      done = ledger.done.insert(ledger.done.end(),
-                                {std::move(intervals), l.offsets, std::move(r.offsets), r.height});
-    }
-    if (done->height > budget) continue;
-    l.offsets = done->repacked;
-    l.actual = l.measured = done->height;
-    l.repacked = true;
-    best = std::move(l);
-    break;
-  }
-}
-
-// fit.refine_retries: a retry at target `fitted` laid out within the budget after one at
-// `missed` did not. A schedule's arena is not monotone in its target and the retries step down
-// by half the excess, so the targets between are bisected, each run from the greedy's schedule
-// at the miss, and best becomes the cheapest fit (Better).
-void RefineTarget(const Context& ctx, Bytes budget, const RematParams& params, const Preset& preset,
-                  bool is_best, const Shared& shared, Bytes missed, Bytes fitted,
-                  const Schedule& greedy_at_miss, Laid& best, std::vector<Laid>& misses) {
-  for (int k = 0; k < params.fit.refine_retries && missed - fitted > 1 && !ctx.deadline.Expired();
-       ++k) {
-    const Bytes mid = fitted + (missed - fitted) / 2;
-    Schedule greedy_state = greedy_at_miss;
-    Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
-    Laid l = LayOutSchedule(ctx, RunPreset(call, preset, mid), budget, params, shared.memo);
-    (l.measured <= budget ? fitted : missed) = mid;
-    if (RepackMay(l, budget, params)) misses.push_back(l);
-    if (Better(l, best, budget)) best = std::move(l);
-  }
-}
-
-// The fit loop for one preset: the methods meet a target on the theoretical peak; the layout
-// may need more, so the target is lowered by the excess and the methods rerun (fit.retries);
-// where every attempt missed, `best` tries its fallbacks. The plan's status and report.
-RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Schedule& greedy_state,
-                Shared shared) {
-  if (shared.memo == nullptr) throw std::logic_error("remat: a fit loop outside a plan's memo");
-  const auto started = std::chrono::steady_clock::now();
-  const Preset preset = PresetOf(params);
-  const bool is_best = params.method == "best";
-  RematResult result;
-  result.budget = budget;
-  result.no_remat_peak = ctx.no_remat_peak;
-  result.original_cost = ctx.original_cost;
-  result.peak_lower_bound = ctx.peak_lower_bound;
-
-  Bytes target = budget;
-  // best: no recomputation where an order alone fits; a method asked for by name runs as
-  // itself, for comparisons.
-  std::optional<Laid> best;
-  if (is_best) best = WithoutRecomputation(ctx, budget, params);
-  const bool reordered = best.has_value();
-  // The lowest target that missed and the greedy's schedule after it, for fit.refine_retries.
-  std::optional<Bytes> missed_at;
-  Schedule greedy_at_miss;
-  std::vector<Laid> misses;  // for fit.repack
-  for (int attempt = 0; !reordered && attempt <= params.fit.retries; ++attempt) {
-    Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
-    MethodResult r = RunPreset(call, preset, target);
-    shared.greedy = nullptr;
-    const Bytes reached = r.peak;
-    Laid l = LayOutSchedule(ctx, std::move(r), budget, params, shared.memo);
-    const Bytes theoretical = l.eval.peak, actual = l.actual, measured = l.measured;
-    if (RepackMay(l, budget, params)) misses.push_back(l);
-    if (!best || Better(l, *best, budget)) best = std::move(l);
-    if (measured <= budget || reached > target || ctx.deadline.Expired()) break;
-    missed_at = target;
-    greedy_at_miss = greedy_state;
-    // Below the peak this schedule already reached: a schedule that met the old target with
-    // room to spare would otherwise come back unchanged.
-    const auto step =
-        static_cast<Bytes>(params.fit.retry_step * static_cast<double>(actual - budget));
-    target = std::min(target, theoretical) - std::max<Bytes>(1, step);
-  }
-  // The loop ends at the first fit, so best fits only where the last attempt did.
-  if (missed_at && best->measured <= budget)
-    RefineTarget(ctx, budget, params, preset, is_best, shared, *missed_at, target, greedy_at_miss,
-                 *best, misses);
-  RepackMisses(ctx, budget, params, misses, *best, shared.memo->repack);
-  if (best->measured > budget && is_best && !params.fit.fallback_base_orders.empty() &&
-      budget >= ctx.peak_lower_bound && !ctx.deadline.Expired()) {
-    // Every attempt missed by the arena: the first fallback whose arena fits is the plan.
-    // After the retries, so that a plan they find is never replaced (nor its time raised).
-    for (MethodResult& f : Fallbacks(ctx, budget, params)) {
-      if (ctx.deadline.Expired()) break;
-      Laid l = LayOutSchedule(ctx, std::move(f), budget, params, shared.memo);
-      if (l.measured > budget) continue;
-      best = std::move(l);
-      target = budget;
-      break;
-    }
-  }
-  const MethodResult& m = best->method;
-  result.fit_by = params.fit.by;
-  result.feasible = best->measured <= budget;
-  result.status = result.feasible ? m.status : Status::kInfeasible;
-  if (result.feasible && m.status == Status::kInfeasible) result.status = Status::kFeasible;
-  // What the exact method proved about a budget it could not meet stays visible.
-  if (!result.feasible && target == budget &&
-      (m.status == Status::kInfeasibleProven || m.status == Status::kTimeLimit))
-    result.status = m.status;
-  result.timed_out = ctx.deadline.Expired();
-  if (!result.feasible && result.timed_out && result.status == Status::kInfeasible)
-    result.status = Status::kTimeLimit;
-  if (!result.feasible && budget < result.peak_lower_bound)
-    result.status = Status::kInfeasibleProven;
-  result.solver = m.solver;
-  result.order_lower_bound = result.original_cost > 0 ? m.lower_bound / result.original_cost : 0.0;
-  result.method = m.method;
-  result.repacked = best->repacked;
-  result.start_order = m.order.empty() ? params.base_order : m.order;
-  result.recompute_cost = best->eval.recompute_cost;
-  result.compute_overhead =
-      result.original_cost > 0 ? result.recompute_cost / result.original_cost : 0.0;
-  result.schedule = m.schedule;
-  result.seconds = SecondsSince(started);
-  Rewritten& rw = best->eval.rewritten;
-  result.plan = AssemblePlan(rw.graph, best->eval.model, rw.order, best->offsets, result.seconds);
-  if (std::string problem = ValidatePlan(rw.graph, result.plan); !problem.empty())
-    throw std::logic_error("remat produced an invalid plan: " + problem);
-  if (std::string problem = CheckFaithful(rw.graph, &ctx.graph); !problem.empty())
-    throw std::logic_error("remat produced an unfaithful rewrite: " + problem);
-  result.rewritten = std::move(rw);
-  return result;
-}
-
 // The peak a result's budget bounds (fit.by).
 Bytes Reached(const RematResult& r) {
   return r.fit_by == "theoretical" ? r.plan.summary.theoretical_peak : r.plan.summary.actual_peak;
@@ -385,7 +83,7 @@ Bytes Reached(const RematResult& r) {
 // Of two plans for one budget: the one that fits at less compute, else the lower peak.
 bool BetterPlan(const RematResult& a, const RematResult& b) {
   if (a.feasible != b.feasible) return a.feasible;
-  if (a.feasible) return a.recompute_cost < b.recompute_cost - 1e-9;
+  if (a.feasible) return Cheaper(a.recompute_cost, b.recompute_cost);
   return Reached(a) < Reached(b);
 }
 
@@ -398,6 +96,13 @@ void KeepBetter(RematResult& result, RematResult other) {
   } else {
     result.seconds = other.seconds;
   }
+}
+
+// What a later search for the same budget must beat: the cheaper of what the caller's must and
+// result, where result fits.
+double ToBeat(const Shared& shared, const RematResult& result) {
+  return result.feasible ? std::min(shared.cost_to_beat, result.recompute_cost)
+                         : shared.cost_to_beat;
 }
 
 // `best` picks its schedule by the theoretical peak; when the layout of the pick misses the
@@ -419,6 +124,7 @@ RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& para
     Schedule unused;
     Shared plan_only;  // nothing a sweep shares: the builder runs as if named
     plan_only.memo = shared.memo;
+    plan_only.cost_to_beat = ToBeat(shared, result);
     KeepBetter(result, Fit(ctx, budget, alone, unused, plan_only));
   }
   return result;
@@ -440,6 +146,7 @@ RematResult FromLowerStarts(const Context& ctx, Bytes budget, const RematParams&
     Shared bound_only = shared;
     bound_only.greedy = nullptr;  // the base order's
     bound_only.checkpoint = nullptr;
+    bound_only.cost_to_beat = ToBeat(shared, result);
     Schedule greedy_state;
     RematResult r = PlanPreset(*start.context, budget, start.params, greedy_state, bound_only);
     r.no_remat_peak = result.no_remat_peak;  // the reference stays the base order's

@@ -1,17 +1,22 @@
-// The driver's ways past a miss by the arena on random layered graphs (remat/remat.cpp): the
+// The driver's ways past a miss by the arena on random layered graphs (remat/fit.cpp): the
 // wide layout search where the default one leaves a schedule's arena over the budget, the
 // search at the budget, the bisection of the targets between a retry that missed and one that
 // fit, and best's fallback to the greedy from other base orders and with longer chains.
+#include "remat/fit.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "core/error.h"
 #include "core/memory_model.h"
+#include "remat/context.h"
 #include "remat/internal.h"
+#include "remat/methods.h"
 #include "remat/remat.h"
 #include "tests/remat/brute_force.h"
 #include "tests/support/layered_graph.h"
@@ -148,6 +153,61 @@ TEST(ArenaFit, RepackingSpendsOneAllowancePerPlan) {
   }
   params.fit.repack_plan_subproblems = -1;
   EXPECT_THROW(PlanRemat(g, budget, params), InputError);
+}
+
+// The fit loop under a plan to beat (Shared::cost_to_beat: another start order's plan, or best's
+// before a fit.alone builder runs alone). MOCCASIN's problem on random-layered-250, order of
+// seed 1, at 80%, the greedy alone: its retries miss by the arena several times and their
+// misses are repacked. Where the first schedule already costs the plan to beat, the loop lays
+// out nothing more and repacks nothing, and what it returns would not replace that plan; where
+// every schedule is cheaper, the loop is what it is with nothing to beat.
+TEST(ArenaFit, AFitLoopGoesNoFurtherThanThePlanToBeat) {
+  RematParams params = KeptOrder(Deterministic("greedy"));
+  const Graph g = testing::InRandomOrder(testing::RandomLayered({.nodes = 100}, 100), 3);
+  const Bytes budget = *BudgetOfRatio(NoRematPeak(g, params), 0.8);
+  params.fit.repack_plan_subproblems = 40;  // some windows, not the run's time
+  params.fit.search_max_nodes = 10'000;
+  const detail::Context ctx(g, params);
+  struct Run {
+    RematResult result;
+    detail::PlanMemo memo;
+  };
+  auto fit = [&](double cost_to_beat) {
+    Run run;
+    run.memo.repack.left = params.fit.repack_plan_subproblems;
+    detail::Shared shared;
+    shared.memo = &run.memo;
+    shared.cost_to_beat = cost_to_beat;
+    Schedule greedy_state;
+    run.result = detail::Fit(ctx, budget, params, greedy_state, shared);
+    return run;
+  };
+  const Run free = fit(std::numeric_limits<double>::infinity());
+  ASSERT_TRUE(free.result.feasible);
+  ASSERT_GE(free.memo.laid_out.size(), 2u);
+  ASSERT_LT(free.memo.repack.left, params.fit.repack_plan_subproblems);
+  double first = free.memo.laid_out.front().eval.recompute_cost, dearest = 0;
+  for (const detail::PlanMemo::LaidOut& l : free.memo.laid_out)
+    dearest = std::max(dearest, l.eval.recompute_cost);
+
+  const Run cut = fit(first);
+  EXPECT_EQ(cut.memo.laid_out.size(), 1u);
+  EXPECT_EQ(cut.memo.repack.left, params.fit.repack_plan_subproblems);
+  EXPECT_FALSE(cut.result.feasible && detail::Cheaper(cut.result.recompute_cost, first));
+  EXPECT_EQ(ValidatePlan(cut.result.rewritten.graph, cut.result.plan), "");
+
+  const Run above = fit(dearest + 1);
+  EXPECT_EQ(above.result.schedule, free.result.schedule);
+  EXPECT_EQ(above.result.recompute_cost, free.result.recompute_cost);
+  EXPECT_EQ(above.memo.laid_out.size(), free.memo.laid_out.size());
+  EXPECT_EQ(above.memo.repack.left, free.memo.repack.left);
+
+  EXPECT_THROW(
+      {
+        Schedule greedy_state;
+        detail::Fit(ctx, budget, params, greedy_state, detail::Shared{});
+      },
+      std::logic_error);
 }
 
 // MOCCASIN's problem on random-layered-250, order of seed 3, at 90%: the fit loops leave the
