@@ -1,6 +1,6 @@
 // remat's methods in their two shapes (docs/remat.md, "Methods"): builders make a schedule
 // for a target, improvers take one and return one never dearer and never over the target. The
-// fit loop (remat.cpp) runs them as a preset lists them, through these.
+// fit loop (fit.cpp) runs them as a preset lists them, through these.
 //
 // In: the plan's context, the parameters, a target and what a sweep shares between budgets.
 // Out: a schedule (MethodResult) within the target where a method found one.
