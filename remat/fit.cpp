@@ -284,7 +284,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
     // After the retries, so that a plan they find is never replaced (nor its time raised).
     for (MethodResult& f : Fallbacks(ctx, budget, params)) {
       if (ctx.deadline.Expired()) break;
-      if (!Cheaper(f.recompute_cost, shared.cost_to_beat)) continue;
+      if (!Cheaper(f.recompute_cost, shared.cost_to_beat)) break;  // cheapest first
       Laid l = LayOutSchedule(ctx, std::move(f), budget, params, shared.memo);
       if (l.measured > budget) continue;
       best = std::move(l);

@@ -1,4 +1,4 @@
-// The fit loop (docs/remat.md, "Fitting the arena"): one preset's methods (methods.h) meet a
+// The fit loop (docs/remat.md, "Fitting by the arena"): one preset's methods (methods.h) meet a
 // target on the theoretical peak, their schedule is laid out in an arena, and where the arena
 // misses the budget the target is lowered and the methods rerun; then the misses are repacked
 // and, for `best`, the fallbacks tried. remat.cpp runs it for best, each fit.alone builder and
