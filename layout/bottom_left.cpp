@@ -46,8 +46,9 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
   // The passes below change floors only, never which buffers are unplaced.
   const StateKey unplaced_key = params_.failure_cache ? UnplacedKey(unplaced) : StateKey{0, 0};
   for (;; ++level) {
+    StateKey key = unplaced_key;
+    const Bytes h = LowestFloor(lo, hi, params_.failure_cache ? &key : nullptr);
     if (params_.failure_cache) {
-      const StateKey key = Key(unplaced_key, lo, hi);
       if (Failed(key)) {
         if (use_backjumping_) {
           // The state is fixed by what settled its sections.
@@ -59,9 +60,6 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
       }
       visited.push_back(key);
     }
-    Bytes h = kNever;
-    for (int s = lo; s < hi; ++s)
-      if (remaining_[U(s)] > 0) h = std::min(h, floor_[U(s)]);
     candidates.clear();
     bool dead = false;
     for (int b : unplaced) {
@@ -259,23 +257,37 @@ void Searcher::Bump(const std::vector<std::uint64_t>& conflict) {
 }
 
 StateKey Searcher::UnplacedKey(const std::vector<int>& unplaced) const {
-  StateKey key{0, 0};
+  std::uint64_t first = 0, second = 0;  // locals, not the pair: kept in registers
   for (int b : unplaced) {
-    key.first ^= zobrist_[2 * U(b)];
-    key.second ^= zobrist_[2 * U(b) + 1];
+    first ^= zobrist_[2 * U(b)];
+    second ^= zobrist_[2 * U(b) + 1];
   }
-  return key;
+  return {first, second};
 }
 
-StateKey Searcher::Key(StateKey key, int lo, int hi) const {
+StateKey Searcher::SectionKey(int s, Bytes floor) const {
+  const auto f = static_cast<std::uint64_t>(floor);
+  return {Mix(section_salt_[2 * U(s)] + f),
+          Mix(section_salt_[2 * U(s) + 1] ^ (f * 0x9e3779b97f4a7c15ULL))};
+}
+
+Bytes Searcher::LowestFloor(int lo, int hi, StateKey* key) const {
   // Sections no unplaced buffer covers play no part in what is left to do.
+  Bytes h = kNever;
+  if (key == nullptr) {
+    for (int s = lo; s < hi; ++s)
+      if (remaining_[U(s)] > 0) h = std::min(h, floor_[U(s)]);
+    return h;
+  }
+  std::uint64_t first = key->first, second = key->second;
   for (int s = lo; s < hi; ++s) {
     if (remaining_[U(s)] == 0) continue;
-    const auto f = static_cast<std::uint64_t>(floor_[U(s)]);
-    key.first ^= Mix(section_salt_[2 * U(s)] + f);
-    key.second ^= Mix(section_salt_[2 * U(s) + 1] ^ (f * 0x9e3779b97f4a7c15ULL));
+    h = std::min(h, floor_[U(s)]);
+    first ^= floor_key_[U(s)].first;
+    second ^= floor_key_[U(s)].second;
   }
-  return key;
+  *key = {first, second};
+  return h;
 }
 
 bool Searcher::Failed(const StateKey& key) const {

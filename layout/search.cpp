@@ -120,6 +120,7 @@ Searcher::Searcher(const Instance& instance, const SearchParams& params)
     : in_(instance),
       params_(params),
       base_(instance.size.size(), 0),
+      start_(instance.size.size(), 0),
       remaining_(U(instance.num_sections), 0),
       floor_(U(instance.num_sections), 0),
       placed_(instance.size.size(), 0),
@@ -129,14 +130,36 @@ Searcher::Searcher(const Instance& instance, const SearchParams& params)
   for (size_t b = 0; b < 2 * instance.size.size(); ++b) zobrist_.push_back(Mix(b + 1));
   for (size_t s = 0; s < 2 * U(instance.num_sections); ++s)
     section_salt_.push_back(Mix(~s * 0xd1b54a32d192ed03ULL));
+  if (params.failure_cache) floor_key_.resize(U(instance.num_sections));
   std::int64_t entries = 0;
   for (size_t b = 0; b < instance.size.size(); ++b) entries += instance.last[b] - instance.first[b];
   if (params.unallocated_floor && entries <= Instance::kMaxSectionEntries) {
-    section_buffers_.resize(U(instance.num_sections));
+    // Counted, then filled in buffer order: each section's buffers by index.
+    has_section_lists_ = true;
+    const size_t sections = U(instance.num_sections);
+    section_start_.assign(sections + 1, 0);
     for (size_t b = 0; b < instance.size.size(); ++b)
       if (instance.size[b] > 0)
-        for (int s = instance.first[b]; s < instance.last[b]; ++s)
-          section_buffers_[U(s)].push_back(static_cast<int>(b));
+        for (int s = instance.first[b]; s < instance.last[b]; ++s) ++section_start_[U(s) + 1];
+    for (size_t s = 0; s < sections; ++s) section_start_[s + 1] += section_start_[s];
+    const size_t listed = U(section_start_[sections]);
+    section_buffers_.resize(listed);
+    slot_.resize(static_cast<size_t>(entries));
+    slot_start_.assign(instance.size.size(), 0);
+    std::vector<int> fill(section_start_.begin(), section_start_.end() - 1);
+    int next = 0;
+    for (size_t b = 0; b < instance.size.size(); ++b) {
+      slot_start_[b] = next;
+      next += instance.last[b] - instance.first[b];
+      if (instance.size[b] == 0) continue;
+      for (int s = instance.first[b]; s < instance.last[b]; ++s) {
+        const int k = fill[U(s)]++;
+        section_buffers_[U(k)] = static_cast<int>(b);
+        slot_[U(slot_start_[b] + s - instance.first[b])] = k;
+      }
+    }
+    unplaced_at_ = section_buffers_;
+    unplaced_count_.assign(sections, 0);
   }
 }
 
@@ -152,7 +175,7 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
   base_trail_.clear();
   floor_trail_.clear();
   placed_trail_.clear();
-  use_unallocated_floor_ = !section_buffers_.empty() && static_cast<std::int64_t>(buffers.size()) <=
+  use_unallocated_floor_ = has_section_lists_ && static_cast<std::int64_t>(buffers.size()) <=
                                                             params_.unallocated_floor_max_buffers;
   use_bottom_left_ = params_.bottom_left && !candidate_branching &&
                      static_cast<std::int64_t>(buffers.size()) <= params_.bottom_left_max_buffers;
@@ -169,13 +192,13 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
   if (buffers.empty()) return SearchOutcome::kFound;
   int lo = in_.first[U(buffers.front())], hi = lo;
   for (int b : buffers) {
-    base_[U(b)] = 0;
+    SetBase(b, 0);
     placed_[U(b)] = 0;
     hi = std::max(hi, in_.last[U(b)]);
   }
   // The group owns its sections (no other group touches them), so its load is the section's.
   std::fill(remaining_.begin() + lo, remaining_.begin() + hi, 0);
-  std::fill(floor_.begin() + lo, floor_.begin() + hi, 0);
+  for (int s = lo; s < hi; ++s) SetFloor(s, 0);
   if (use_backjumping_) {
     // A level per placement and per empty-space decision: twice the buffers covers most
     // paths; deeper levels share the last bit (conservative).
@@ -185,6 +208,7 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
       words_ = words;
       column_.assign(U(in_.num_sections) * U(words_), 0);
       reason_.assign(in_.size.size(), -1);
+      explained_in_.assign(U(in_.num_sections), 0);
       conflict_.assign(U(words_), 0);
       explain_.assign(U(words_), 0);
     }
@@ -193,6 +217,7 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
   }
   for (int b : buffers)
     for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] += in_.size[U(b)];
+  if (has_section_lists_) SortUnplacedFirst(lo, hi);
   std::vector<int> unplaced(buffers.begin(), buffers.end());
   if (Solve(unplaced, -1, -1)) {
     for (int b : buffers) offsets[U(b)] = offset_[U(b)];
@@ -206,6 +231,34 @@ void Searcher::Place(int b, Bytes offset) {
   placed_[U(b)] = 1;
   placed_trail_.push_back(b);
   for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] -= in_.size[U(b)];
+  if (has_section_lists_ && in_.size[U(b)] > 0) Unplace(b);
+}
+
+void Searcher::Unplace(int b) {
+  const int base = slot_start_[U(b)] - in_.first[U(b)];
+  for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) {
+    const int last = section_start_[U(s)] + --unplaced_count_[U(s)];
+    const int k = slot_[U(base + s)], other = unplaced_at_[U(last)];
+    unplaced_at_[U(k)] = other;
+    slot_[U(slot_start_[U(other)] + s - in_.first[U(other)])] = k;
+    unplaced_at_[U(last)] = b;
+    slot_[U(base + s)] = last;
+  }
+}
+
+void Searcher::SortUnplacedFirst(int lo, int hi) {
+  for (int s = lo; s < hi; ++s) {
+    int count = 0;
+    for (int k = section_start_[U(s)]; k < section_start_[U(s) + 1]; ++k) {
+      const int b = unplaced_at_[U(k)];
+      if (placed_[U(b)]) continue;
+      const int to = section_start_[U(s)] + count++, other = unplaced_at_[U(to)];
+      std::swap(unplaced_at_[U(k)], unplaced_at_[U(to)]);
+      slot_[U(slot_start_[U(b)] + s - in_.first[U(b)])] = to;
+      slot_[U(slot_start_[U(other)] + s - in_.first[U(other)])] = k;
+    }
+    unplaced_count_[U(s)] = count;
+  }
 }
 
 void Searcher::Queue(int b) {
@@ -215,7 +268,7 @@ void Searcher::Queue(int b) {
 
 void Searcher::Lift(int c, Bytes value, int s) {
   base_trail_.emplace_back(c, base_[U(c)]);
-  base_[U(c)] = value;
+  SetBase(c, value);
   if (use_backjumping_) {
     reason_trail_.emplace_back(c, reason_[U(c)]);
     reason_[U(c)] = s;
@@ -259,14 +312,14 @@ void Searcher::AllBelow(std::vector<std::uint64_t>& bits, int level) const {
 bool Searcher::Raise(int s, Bytes value, const std::vector<int>& unplaced,
                      const std::uint64_t* why) {
   floor_trail_.emplace_back(s, floor_[U(s)]);
-  floor_[U(s)] = value;
+  SetFloor(s, value);
   if (use_backjumping_ && why) OrIntoColumn(s, why);
   auto lift = [&](int c) {
     if (placed_[U(c)] || base_[U(c)] >= value) return;
     Lift(c, value, s);
   };
-  if (!section_buffers_.empty()) {
-    for (int c : section_buffers_[U(s)]) lift(c);
+  if (has_section_lists_) {
+    for (int c : SectionBuffers(s)) lift(c);
   } else {
     for (int c : unplaced)
       if (in_.first[U(c)] <= s && s < in_.last[U(c)]) lift(c);
@@ -286,20 +339,26 @@ bool Searcher::Propagate(const std::vector<int>& unplaced) {
     if (!ok || remaining_[U(s)] == 0) continue;
     // Every unplaced buffer covering s starts at or above its floor, so one at the floor (or a
     // fixed one below it) settles that the floor stays: the rest need not be looked at.
+    const int* first = unplaced_at_.data() + section_start_[U(s)];
+    const std::span<const int> unplaced_here(first, first + unplaced_count_[U(s)]);
     Bytes lowest = kNever;
-    for (int c : section_buffers_[U(s)]) {
-      if (placed_[U(c)]) continue;
-      const Bytes f = in_.fixed[U(c)];
-      lowest = std::min(lowest, f >= 0 ? f : AlignUp(base_[U(c)], in_.align[U(c)]));
-      if (lowest <= floor_[U(s)]) break;
+    const Bytes floor = floor_[U(s)];
+    for (int c : unplaced_here) {
+      lowest = std::min(lowest, start_[U(c)]);
+      if (lowest <= floor) break;
     }
-    if (lowest != kNever && lowest > floor_[U(s)]) {
+    if (lowest != kNever && lowest > floor) {
       if (use_backjumping_) {
         // No unplaced buffer of the section can start lower: each rests on what settled the
         // section that bounds its base.
         std::fill(explain_.begin(), explain_.end(), 0);
-        for (int c : section_buffers_[U(s)])
-          if (!placed_[U(c)] && in_.fixed[U(c)] < 0) OrReason(explain_, c);
+        ++explanation_;
+        for (int c : unplaced_here) {
+          const int r = reason_[U(c)];
+          if (in_.fixed[U(c)] >= 0 || r < 0 || explained_in_[U(r)] == explanation_) continue;
+          explained_in_[U(r)] = explanation_;
+          OrColumn(explain_, r);
+        }
       }
       ok = Raise(s, lowest, unplaced, explain_.data());
     }
@@ -314,7 +373,7 @@ bool Searcher::PlaceAndRaise(int b, Bytes offset, const std::vector<int>& unplac
   const Bytes top = offset + in_.size[U(b)];
   for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) {
     floor_trail_.emplace_back(s, floor_[U(s)]);
-    floor_[U(s)] = top;
+    SetFloor(s, top);
     if (use_backjumping_) SetColumnBit(s, level);
   }
   if (use_unallocated_floor_) Queue(b);
@@ -334,13 +393,15 @@ void Searcher::Rollback(const Mark& mark) {
     placed_trail_.pop_back();
     placed_[U(b)] = 0;
     for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] += in_.size[U(b)];
+    if (has_section_lists_ && in_.size[U(b)] > 0)
+      for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) ++unplaced_count_[U(s)];
   }
   while (floor_trail_.size() > mark.floors) {
-    floor_[U(floor_trail_.back().first)] = floor_trail_.back().second;
+    SetFloor(floor_trail_.back().first, floor_trail_.back().second);
     floor_trail_.pop_back();
   }
   while (base_trail_.size() > mark.bases) {
-    base_[U(base_trail_.back().first)] = base_trail_.back().second;
+    SetBase(base_trail_.back().first, base_trail_.back().second);
     base_trail_.pop_back();
   }
   while (reason_trail_.size() > mark.reasons) {

@@ -126,9 +126,18 @@ class Searcher {
   // done depends on nothing else. A state whose search failed at a capacity fails at every
   // capacity up to it.
   StateKey UnplacedKey(const std::vector<int>& unplaced) const;
-  StateKey Key(StateKey unplaced_key, int lo, int hi) const;  // with the floors of [lo, hi)
-  bool Failed(const StateKey& key) const;                     // proven to fail at capacity_
-  void Remember(const StateKey& key);  // failed at capacity_ (unless aborted)
+  // The lowest floor of the sections in [lo, hi) that unplaced buffers cover (kNever: none)
+  // and, when key is given, the state's key: *key (the unplaced buffers') with those floors.
+  // One scan for both: a node needs both, and it is the search's most frequent loop.
+  Bytes LowestFloor(int lo, int hi, StateKey* key) const;
+  // Every floor is set here, so that floor_key_ follows it.
+  void SetFloor(int s, Bytes value) {
+    floor_[U(s)] = value;
+    if (params_.failure_cache) floor_key_[U(s)] = SectionKey(s, value);
+  }
+  StateKey SectionKey(int s, Bytes floor) const;  // section s's part of a state's key
+  bool Failed(const StateKey& key) const;         // proven to fail at capacity_
+  void Remember(const StateKey& key);             // failed at capacity_ (unless aborted)
   // Everything a node changes is trailed, so that a node can undo what its subtree did.
   struct Mark {
     size_t placed, bases, floors, columns, reasons;
@@ -186,13 +195,37 @@ class Searcher {
   const std::atomic<bool>* stop_ = nullptr;
   std::int64_t nodes_ = 0;
   bool aborted_ = false;
-  std::vector<Bytes> base_;       // per buffer: highest top of placed buffers it overlaps
+  std::vector<Bytes> base_;  // per buffer: highest top of placed buffers it overlaps
+  // Per buffer: the lowest offset it can take now, its fixed one or its base aligned up (what
+  // Propagate's scan reads, one load instead of three).
+  std::vector<Bytes> start_;
+  void SetBase(int b, Bytes value) {
+    base_[U(b)] = value;
+    const Bytes fixed = in_.fixed[U(b)];
+    start_[U(b)] = fixed >= 0 ? fixed : AlignUp(value, in_.align[U(b)]);
+  }
   std::vector<Bytes> remaining_;  // per section: sizes of the unplaced buffers covering it
   std::vector<Bytes> floor_;      // per section: no unplaced buffer covering it can go lower
   std::vector<char> placed_;
-  std::vector<std::vector<int>> section_buffers_;  // for the unallocated floor
-  bool use_unallocated_floor_ = false;             // in this Run
-  bool use_bottom_left_ = false;                   // in this Run
+  // For the unallocated floor (when has_section_lists_): the buffers covering each section,
+  // section s's at [section_start_[s], section_start_[s + 1]) of section_buffers_.
+  bool has_section_lists_ = false;
+  std::vector<int> section_buffers_, section_start_;
+  std::span<const int> SectionBuffers(int s) const {
+    return {section_buffers_.data() + section_start_[U(s)],
+            section_buffers_.data() + section_start_[U(s) + 1]};
+  }
+  // Propagate's view of them: per section, a sparse set whose unplaced buffers come first
+  // (section s's at [section_start_[s], section_start_[s] + unplaced_count_[s]) of
+  // unplaced_at_), so that it scans those only. A placement swaps its buffer out of each of its
+  // sections; undone in the reverse order, a count's increment brings it back. slot_[
+  // slot_start_[b] + s - first[b]] is where buffer b is in section s's part of unplaced_at_.
+  // Raise keeps section_buffers_, whose order sets the order it queues sections in.
+  std::vector<int> unplaced_at_, unplaced_count_, slot_, slot_start_;
+  void Unplace(int b);                     // b leaves its sections' unplaced sets
+  void SortUnplacedFirst(int lo, int hi);  // from placed_, at a Run's start
+  bool use_unallocated_floor_ = false;     // in this Run
+  bool use_bottom_left_ = false;           // in this Run
   std::vector<std::pair<int, Bytes>> floor_trail_;
   std::vector<Bytes> offset_;                      // per buffer, once placed
   std::vector<std::pair<int, Bytes>> base_trail_;  // (buffer, previous base) to undo
@@ -200,8 +233,9 @@ class Searcher {
   std::vector<int> queue_;                         // sections for Propagate
   std::vector<char> queued_;                       // per section
   std::vector<int> count_;                         // per section: candidates resting there
-  std::vector<std::uint64_t> zobrist_;             // two per buffer, for Key
-  std::vector<std::uint64_t> section_salt_;        // two per section, for Key
+  std::vector<std::uint64_t> zobrist_;             // two per buffer, for UnplacedKey
+  std::vector<std::uint64_t> section_salt_;        // two per section, for SectionKey
+  std::vector<StateKey> floor_key_;                // per section: SectionKey of its floor
   // Failed states with the largest capacity each failed at; kept across Runs (preorders,
   // rounds and probes of one SolveLayout call).
   std::unordered_map<StateKey, Bytes, StateKeyHash> failed_;
@@ -214,6 +248,10 @@ class Searcher {
   std::vector<std::pair<int, int>> reason_trail_;               // (buffer, previous reason)
   std::vector<std::uint64_t> conflict_;  // the decisions that explain the last failure
   std::vector<std::uint64_t> explain_;   // scratch for a raise's explanation
+  // Per section: the explanation (an epoch of Propagate's) that already has its column, so
+  // that buffers resting on the same section OR it in once.
+  std::vector<std::int64_t> explained_in_;
+  std::int64_t explanation_ = 0;
   // SearchParams::conflict_ordering: per buffer, how often its placement was part of a
   // failure's explanation at this capacity (kept across Runs; the other capacities' counts in
   // activities_); per level, the buffer placed there or -1.

@@ -585,6 +585,82 @@ TEST(LayoutSearch, ThePortfolioRepeatsNoRunWhereTheBottomLeftBranchingIsNotUsed)
   EXPECT_GT(most, 20 + 60);  // some packing needed a second round, where a repeat would show
 }
 
+// The search's bookkeeping (docs/layout.md, "Performance") is kept incrementally: the failure
+// cache's section keys, each section's unplaced buffers, each buffer's lowest offset. None of it
+// may change what the search does, so these instances pin the nodes it spends and the layout it
+// returns under the default switches, as recorded before that bookkeeping was made incremental
+// (main 91f425c; the instances are libstdc++'s draws). A change that moves them changes the
+// search, not only its speed: measure it as such (perf/RESULTS.md) and record the new values.
+TEST(LayoutSearch, SpendsTheNodesItAlwaysHas) {
+  struct Outcome {
+    Bytes height;
+    std::int64_t nodes;
+    std::uint64_t offsets;  // a hash
+  };
+  auto hash = [](const std::vector<Bytes>& offsets) {
+    std::uint64_t h = 1469598103934665603ULL;
+    for (Bytes o : offsets) h = (h ^ static_cast<std::uint64_t>(o)) * 1099511628211ULL;
+    return h;
+  };
+  std::vector<Outcome> got;
+  std::mt19937_64 rng(2026);
+  for (int i = 0; i < 4; ++i) {  // perfect packings at their capacity
+    const auto in = PerfectPacking(rng, 150, 1 << 12, 60, 16);
+    LayoutParams params;
+    params.time_limit_s = 0;
+    params.max_nodes = 30'000;
+    params.capacity = Bytes{1} << 12;
+    const LayoutResult r = SolveLayout(in, 16, params);
+    got.push_back({r.height, r.nodes, hash(r.offsets)});
+  }
+  for (int i = 0; i < 4; ++i) {  // minimised, mixed alignments
+    const auto in = RandomIntervals(rng, 90, 40, 60, 8);
+    LayoutParams params;
+    params.time_limit_s = 0;
+    params.max_nodes = 30'000;
+    for (size_t b = 0; b < in.size(); ++b) params.buffer_alignments.push_back(b % 3 ? 8 : 32);
+    const LayoutResult r = SolveLayout(in, 8, params);
+    got.push_back({r.height, r.nodes, hash(r.offsets)});
+  }
+  for (int i = 0; i < 4; ++i) {  // perfect packings with a fifth of the buffers fixed
+    std::vector<Bytes> offsets;
+    const auto in = PerfectPacking(rng, 150, 1 << 12, 60, 16, &offsets);
+    LayoutParams params;
+    params.time_limit_s = 0;
+    params.max_nodes = 30'000;
+    params.capacity = Bytes{1} << 12;
+    params.fixed_offsets.assign(in.size(), -1);
+    for (size_t b = 0; b < in.size(); b += 5) params.fixed_offsets[b] = offsets[b];
+    const LayoutResult r = SolveLayout(in, 16, params);
+    got.push_back({r.height, r.nodes, hash(r.offsets)});
+  }
+  for (int i = 0; i < 4; ++i) {  // at the most bytes live at once, which few can reach
+    const auto in = RandomIntervals(rng, 40, 40, 30, 8);
+    LayoutParams params;
+    params.time_limit_s = 0;
+    params.max_nodes = 30'000;
+    params.capacity = MaxLiveBytes(in);
+    const LayoutResult r = SolveLayout(in, 8, params);
+    got.push_back({r.height, r.nodes, hash(r.offsets)});
+  }
+  const Outcome recorded[] = {
+      {4096, 5761, 0xeaab9969c001b2dbULL},  {4096, 149, 0x1e5e1f322fbe374bULL},
+      {5600, 30000, 0x9c6e689f411727fbULL}, {4096, 80, 0xde470c62903cc28bULL},
+      {7152, 30000, 0x8b4f53ea9d998233ULL}, {8520, 30000, 0x156bd29bc86c8cebULL},
+      {7992, 925, 0xe1cf3928d67a72e3ULL},   {9464, 11117, 0xd247292124d6774bULL},
+      {4096, 786, 0xcd91539164b5e7cbULL},   {4096, 1109, 0xde44ecd284f4fecbULL},
+      {4096, 343, 0x8ad5734b3dd8032bULL},   {4096, 884, 0xcabf6bd421e7b4cbULL},
+      {3984, 0, 0x78483ed5c83e700bULL},     {2832, 50, 0x30b9a96a98d3c1fbULL},
+      {3248, 40, 0xb25750d323a8f983ULL},    {4128, 0, 0x153a2687ff2d3763ULL},
+  };
+  ASSERT_EQ(got.size(), std::size(recorded));
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].height, recorded[i].height) << i;
+    EXPECT_EQ(got[i].nodes, recorded[i].nodes) << i;
+    EXPECT_EQ(got[i].offsets, recorded[i].offsets) << i;
+  }
+}
+
 TEST(LayoutSearch, StoppingTheBisectionEarlyShrinksTheMinimisationOfPerfectPackings) {
   // Minimising perfect packings: the bound's probe (at the capacity) decides; unanswered
   // probes above it only spend nodes.
