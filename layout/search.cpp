@@ -176,7 +176,7 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
   floor_trail_.clear();
   placed_trail_.clear();
   use_unallocated_floor_ = has_section_lists_ && static_cast<std::int64_t>(buffers.size()) <=
-                                                            params_.unallocated_floor_max_buffers;
+                                                     params_.unallocated_floor_max_buffers;
   use_bottom_left_ = params_.bottom_left && !candidate_branching &&
                      static_cast<std::int64_t>(buffers.size()) <= params_.bottom_left_max_buffers;
   use_backjumping_ = use_bottom_left_ && params_.backjumping;
