@@ -265,12 +265,6 @@ StateKey Searcher::UnplacedKey(const std::vector<int>& unplaced) const {
   return {first, second};
 }
 
-StateKey Searcher::SectionKey(int s, Bytes floor) const {
-  const auto f = static_cast<std::uint64_t>(floor);
-  return {Mix(section_salt_[2 * U(s)] + f),
-          Mix(section_salt_[2 * U(s) + 1] ^ (f * 0x9e3779b97f4a7c15ULL))};
-}
-
 Bytes Searcher::LowestFloor(int lo, int hi, StateKey* key) const {
   // Sections no unplaced buffer covers play no part in what is left to do.
   Bytes h = kNever;
@@ -290,18 +284,35 @@ Bytes Searcher::LowestFloor(int lo, int hi, StateKey* key) const {
   return h;
 }
 
-bool Searcher::Failed(const StateKey& key) const {
-  const auto it = failed_.find(key);
-  return it != failed_.end() && it->second >= capacity_;
-}
+bool Searcher::Failed(const StateKey& key) const { return failed_.Find(key) >= capacity_; }
 
 void Searcher::Remember(const StateKey& key) {
   if (aborted_) return;  // the subtree was cut short: nothing is proven
-  if (const auto it = failed_.find(key); it != failed_.end()) {
-    it->second = std::max(it->second, capacity_);
-  } else if (static_cast<std::int64_t>(failed_.size()) < params_.failure_cache_entries) {
-    failed_.emplace(key, capacity_);
+  failed_.Insert(key, capacity_, params_.failure_cache_entries);
+}
+
+void FailureCache::Insert(const StateKey& key, Bytes capacity, std::int64_t max_entries) {
+  if (!slots_.empty())
+    for (size_t i = Index(key); slots_[i].capacity >= 0; i = (i + 1) & Mask())
+      if (slots_[i].key == key) {
+        slots_[i].capacity = std::max(slots_[i].capacity, capacity);
+        return;
+      }
+  if (size_ >= max_entries) return;
+  if (2 * static_cast<size_t>(size_ + 1) > slots_.size()) {
+    std::vector<Slot> old(std::max<size_t>(1024, 2 * slots_.size()));
+    old.swap(slots_);
+    for (const Slot& s : old)
+      if (s.capacity >= 0) {
+        size_t i = Index(s.key);
+        while (slots_[i].capacity >= 0) i = (i + 1) & Mask();
+        slots_[i] = s;
+      }
   }
+  size_t i = Index(key);
+  while (slots_[i].capacity >= 0) i = (i + 1) & Mask();
+  slots_[i] = {key, capacity};
+  ++size_;
 }
 
 }  // namespace roam::layout::detail

@@ -155,7 +155,7 @@ Searcher::Searcher(const Instance& instance, const SearchParams& params)
       for (int s = instance.first[b]; s < instance.last[b]; ++s) {
         const int k = fill[U(s)]++;
         section_buffers_[U(k)] = static_cast<int>(b);
-        slot_[U(slot_start_[b] + s - instance.first[b])] = k;
+        Slot(static_cast<int>(b), s) = k;
       }
     }
     unplaced_at_ = section_buffers_;
@@ -217,7 +217,7 @@ SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> r
   }
   for (int b : buffers)
     for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] += in_.size[U(b)];
-  if (has_section_lists_) SortUnplacedFirst(lo, hi);
+  if (use_unallocated_floor_) SortUnplacedFirst(lo, hi);
   std::vector<int> unplaced(buffers.begin(), buffers.end());
   if (Solve(unplaced, -1, -1)) {
     for (int b : buffers) offsets[U(b)] = offset_[U(b)];
@@ -231,18 +231,17 @@ void Searcher::Place(int b, Bytes offset) {
   placed_[U(b)] = 1;
   placed_trail_.push_back(b);
   for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] -= in_.size[U(b)];
-  if (has_section_lists_ && in_.size[U(b)] > 0) Unplace(b);
+  if (use_unallocated_floor_ && in_.size[U(b)] > 0) Unplace(b);
 }
 
 void Searcher::Unplace(int b) {
-  const int base = slot_start_[U(b)] - in_.first[U(b)];
   for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) {
     const int last = section_start_[U(s)] + --unplaced_count_[U(s)];
-    const int k = slot_[U(base + s)], other = unplaced_at_[U(last)];
+    const int k = Slot(b, s), other = unplaced_at_[U(last)];
     unplaced_at_[U(k)] = other;
-    slot_[U(slot_start_[U(other)] + s - in_.first[U(other)])] = k;
+    Slot(other, s) = k;
     unplaced_at_[U(last)] = b;
-    slot_[U(base + s)] = last;
+    Slot(b, s) = last;
   }
 }
 
@@ -254,8 +253,8 @@ void Searcher::SortUnplacedFirst(int lo, int hi) {
       if (placed_[U(b)]) continue;
       const int to = section_start_[U(s)] + count++, other = unplaced_at_[U(to)];
       std::swap(unplaced_at_[U(k)], unplaced_at_[U(to)]);
-      slot_[U(slot_start_[U(b)] + s - in_.first[U(b)])] = to;
-      slot_[U(slot_start_[U(other)] + s - in_.first[U(other)])] = k;
+      Slot(b, s) = to;
+      Slot(other, s) = k;
     }
     unplaced_count_[U(s)] = count;
   }
@@ -393,7 +392,7 @@ void Searcher::Rollback(const Mark& mark) {
     placed_trail_.pop_back();
     placed_[U(b)] = 0;
     for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) remaining_[U(s)] += in_.size[U(b)];
-    if (has_section_lists_ && in_.size[U(b)] > 0)
+    if (use_unallocated_floor_ && in_.size[U(b)] > 0)
       for (int s = in_.first[U(b)]; s < in_.last[U(b)]; ++s) ++unplaced_count_[U(s)];
   }
   while (floor_trail_.size() > mark.floors) {

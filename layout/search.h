@@ -9,7 +9,6 @@
 #include <map>
 #include <optional>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -61,8 +60,33 @@ enum class SearchOutcome { kFound, kInfeasible, kAborted };
 // A state of the bottom-left branching (SearchParams::failure_cache): a 128-bit hash of the
 // unplaced buffers of a time-disjoint group and the floors of the sections they cover.
 using StateKey = std::pair<std::uint64_t, std::uint64_t>;
-struct StateKeyHash {
-  size_t operator()(const StateKey& key) const { return static_cast<size_t>(key.first); }
+
+// The failed states with the largest capacity each failed at: open addressing with linear
+// probing on the key's first half (random already). An unordered_map's node per entry and
+// its pointer chase were a few percent of a search's time.
+class FailureCache {
+ public:
+  // The largest capacity key failed at; -1: none.
+  Bytes Find(const StateKey& key) const {
+    if (slots_.empty()) return -1;
+    for (size_t i = Index(key);; i = (i + 1) & Mask()) {
+      if (slots_[i].capacity < 0) return -1;
+      if (slots_[i].key == key) return slots_[i].capacity;
+    }
+  }
+  // key failed at capacity (>= 0): its largest is kept; a new key only while fewer than
+  // max_entries are.
+  void Insert(const StateKey& key, Bytes capacity, std::int64_t max_entries);
+
+ private:
+  struct Slot {
+    StateKey key{0, 0};
+    Bytes capacity = -1;  // -1: empty
+  };
+  size_t Mask() const { return slots_.size() - 1; }
+  size_t Index(const StateKey& key) const { return static_cast<size_t>(key.first) & Mask(); }
+  std::vector<Slot> slots_;  // a power of two, at most half full
+  std::int64_t size_ = 0;
 };
 
 // SplitMix64's finaliser: a bijection that scatters nearby inputs.
@@ -135,9 +159,14 @@ class Searcher {
     floor_[U(s)] = value;
     if (params_.failure_cache) floor_key_[U(s)] = SectionKey(s, value);
   }
-  StateKey SectionKey(int s, Bytes floor) const;  // section s's part of a state's key
-  bool Failed(const StateKey& key) const;         // proven to fail at capacity_
-  void Remember(const StateKey& key);             // failed at capacity_ (unless aborted)
+  // Section s's part of a state's key. Here, not in a .cpp: SetFloor calls it at every floor.
+  StateKey SectionKey(int s, Bytes floor) const {
+    const auto f = static_cast<std::uint64_t>(floor);
+    return {Mix(section_salt_[2 * U(s)] + f),
+            Mix(section_salt_[2 * U(s) + 1] ^ (f * 0x9e3779b97f4a7c15ULL))};
+  }
+  bool Failed(const StateKey& key) const;  // proven to fail at capacity_
+  void Remember(const StateKey& key);      // failed at capacity_ (unless aborted)
   // Everything a node changes is trailed, so that a node can undo what its subtree did.
   struct Mark {
     size_t placed, bases, floors, columns, reasons;
@@ -218,10 +247,12 @@ class Searcher {
   // Propagate's view of them: per section, a sparse set whose unplaced buffers come first
   // (section s's at [section_start_[s], section_start_[s] + unplaced_count_[s]) of
   // unplaced_at_), so that it scans those only. A placement swaps its buffer out of each of its
-  // sections; undone in the reverse order, a count's increment brings it back. slot_[
-  // slot_start_[b] + s - first[b]] is where buffer b is in section s's part of unplaced_at_.
+  // sections; undone in the reverse order, a count's increment brings it back. Kept only in
+  // Runs that use the floor: each such Run rebuilds the counts from placed_ at its start.
   // Raise keeps section_buffers_, whose order sets the order it queues sections in.
   std::vector<int> unplaced_at_, unplaced_count_, slot_, slot_start_;
+  // Where buffer b is in section s's part of unplaced_at_.
+  int& Slot(int b, int s) { return slot_[U(slot_start_[U(b)] + s - in_.first[U(b)])]; }
   void Unplace(int b);                     // b leaves its sections' unplaced sets
   void SortUnplacedFirst(int lo, int hi);  // from placed_, at a Run's start
   bool use_unallocated_floor_ = false;     // in this Run
@@ -238,7 +269,7 @@ class Searcher {
   std::vector<StateKey> floor_key_;                // per section: SectionKey of its floor
   // Failed states with the largest capacity each failed at; kept across Runs (preorders,
   // rounds and probes of one SolveLayout call).
-  std::unordered_map<StateKey, Bytes, StateKeyHash> failed_;
+  FailureCache failed_;
   bool use_backjumping_ = false;  // in this Run
   int words_ = 0;
   int depth_ = 0;  // decision level of the node being expanded

@@ -40,6 +40,15 @@ std::vector<char> Droppable(const Values& v) {
   return d;
 }
 
+// until^exponent; the exponents 0, 1 and 2 exactly and without a call (until is a step count,
+// so its square is exact, as pow's is).
+double Power(double until, double exponent) {
+  if (exponent == 1) return until;
+  if (exponent == 0) return 1;
+  if (exponent == 2) return until * until;
+  return std::pow(until, exponent);
+}
+
 struct Variant {
   double exponent = 1;  // of the steps until the next use in the score
   double target = 0;    // simulated bytes that may be held
@@ -217,48 +226,70 @@ class Simulation {
   // The held value to drop: a value nothing needs again first, else the least estimated
   // rebuild cost (RebuildCost) per byte it frees (its own, less the held values its rebuild
   // keeps beyond their last need) and per step (to the power exponent) until its next need;
-  // of holding or rebuilding the values that would die before, the better. Leaves boundary_
-  // as the choice needs it. -1: none.
+  // of holding or rebuilding the values that would die before, the better; ties to the first
+  // in held_. Leaves boundary_ as the choice needs it. -1: none.
   int Victim() {
-    int best = -1;
-    bool best_dying = false;
-    double best_score = std::numeric_limits<double>::infinity();
-    for (int p : held_) {
+    candidates_.clear();
+    for (size_t i = 0; i < held_.size(); ++i) {
+      const int p = held_[i];
       if (pins_[U(p)] > 0 || !droppable_[U(p)] || protect_[U(p)]) continue;
       if (variant_.firm_hints && hold_until_[U(p)] >= stage_) continue;  // a hint holds it
       const int next = NextUse(p);
       if (next == kNever) {
-        best = p;
-        best_score = -1;
-        break;
+        boundary_.clear();
+        return p;
       }
       const auto until = static_cast<double>(next - stage_ + 1);
-      const double steps = variant_.exponent == 1 ? until : std::pow(until, variant_.exponent);
+      const double steps = Power(until, variant_.exponent);
+      // A rebuild costs at least p's own computation and frees at most p's bytes, and
+      // rounding is monotone, so this bounds both of p's scores below.
+      candidates_.push_back(
+          {v_.cost[U(p)] / (v_.keep[U(p)] * steps), static_cast<int>(i), next, steps});
+    }
+    // Walked in the order of their bounds, the rebuilds stop where no bound can beat the best:
+    // the same choice as walking every one in held_'s order, in a fraction of the walks.
+    std::sort(candidates_.begin(), candidates_.end(),
+              [](const DropCandidate& a, const DropCandidate& b) {
+                return a.bound < b.bound || (a.bound == b.bound && a.index < b.index);
+              });
+    int best = -1, best_index = 0;
+    bool best_dying = false;
+    double best_score = std::numeric_limits<double>::infinity();
+    auto beats = [&](double score, int index) {
+      return score < best_score || (score == best_score && index < best_index);
+    };
+    for (const DropCandidate& c : candidates_) {
+      if (!beats(c.bound, c.index)) {
+        if (c.bound > best_score) break;
+        continue;
+      }
+      const int p = held_[U(c.index)];
       bool same_when_dying = false;
       for (bool dying : {false, true}) {
         if (dying && same_when_dying) break;
-        const double cost = RebuildCost(p, next, dying, kMaxDepth);
+        const double cost = RebuildCost(p, c.next, dying, kMaxDepth);
         if (std::isinf(cost)) continue;
         double bytes = v_.keep[U(p)];
         // Rebuilding the dying values too walks the same values unless one of them is held
         // and droppable: the second pass would only repeat the first.
         bool rebuilds_more = false;
         for (int q : boundary_)
-          if (LastNeed(q) < next) {
+          if (LastNeed(q) < c.next) {
             bytes -= v_.keep[U(q)];
             rebuilds_more = rebuilds_more || droppable_[U(q)];
           }
         same_when_dying = !rebuilds_more;
         if (bytes <= 0) continue;
-        const double score = cost / (bytes * steps);
-        if (score < best_score) {
+        const double score = cost / (bytes * c.steps);
+        if (beats(score, c.index)) {  // of p's own two scores, the first wins a tie
           best_score = score;
           best = p;
+          best_index = c.index;
           best_dying = dying;
         }
       }
     }
-    if (best >= 0 && best_score >= 0)
+    if (best >= 0)
       RebuildCost(best, NextUse(best), best_dying, kMaxDepth);
     else
       boundary_.clear();
@@ -309,6 +340,13 @@ class Simulation {
   double held_bytes_ = 0;
   int stage_ = 0;
   std::vector<int> seen_, frontier_, next_frontier_, boundary_;  // RebuildCost's search
+  struct DropCandidate {
+    double bound;  // below both of its scores
+    int index;     // in held_
+    int next;      // its next need
+    double steps;  // the score's divisor per byte
+  };
+  std::vector<DropCandidate> candidates_;  // Victim's
   int stamp_ = 0;
   int total_ = 0;
 };

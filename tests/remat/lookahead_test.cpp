@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -141,6 +142,44 @@ TEST(Lookahead, IsDeterministic) {
   const detail::MethodResult b = detail::Lookahead(g, base, budget, params, Deadline());
   EXPECT_EQ(a.schedule, b.schedule);
   EXPECT_EQ(a.peak, b.peak);
+}
+
+// The drop each step of the simulation takes is pinned: schedules (hashed), peaks and costs on
+// random layered graphs, as main a1192e3 chose them by walking every held value's rebuild.
+// Victim now walks them in the order of a lower bound on their scores and stops where none can
+// win; a change that moves these values changes the method, not only its speed.
+TEST(Lookahead, ChoosesTheDropsItAlwaysHas) {
+  struct Case {
+    int nodes;
+    unsigned seed;
+    int percent;
+    std::uint64_t schedule_hash;
+    Bytes peak;
+    double cost;
+  };
+  const std::vector<Case> cases = {
+      {100, 100, 80, 10640203398517024749u, 713, 1553},
+      {100, 7, 70, 5653227245470935953u, 656, 4884},
+      {150, 11, 60, 352287113974784801u, 734, 2811},
+      {250, 250, 85, 17021005645438984549u, 883, 474},
+      {250, 3, 75, 905719328787769195u, 701, 811},
+      {500, 500, 80, 4871784268112416805u, 768, 716},
+      {500, 5, 70, 3777366046531201247u, 775, 3349},
+      {1000, 1000, 85, 4328410838248946831u, 947, 149},
+  };
+  for (const Case& c : cases) {
+    const Graph g = testing::RandomLayered({.nodes = c.nodes}, c.seed);
+    RematParams params;
+    params.alignment = 1;
+    const Bytes budget = NoRematPeak(g, params) * c.percent / 100;
+    const detail::MethodResult r =
+        detail::Lookahead(g, detail::BaseSchedule(g, params), budget, params, Deadline());
+    std::uint64_t hash = 1469598103934665603u;  // FNV-1a over the op ids
+    for (OpId op : r.schedule) hash = (hash ^ U(op)) * std::uint64_t{1099511628211u};
+    EXPECT_EQ(hash, c.schedule_hash) << c.nodes << " nodes, seed " << c.seed << ", " << c.percent;
+    EXPECT_EQ(r.peak, c.peak);
+    EXPECT_EQ(r.recompute_cost, c.cost);
+  }
 }
 
 // Past the plan's deadline the lookahead stops at its next look at the clock, fitting or not
