@@ -292,26 +292,21 @@ void Searcher::Remember(const StateKey& key) {
 }
 
 void FailureCache::Insert(const StateKey& key, Bytes capacity, std::int64_t max_entries) {
-  if (!slots_.empty())
-    for (size_t i = Index(key); slots_[i].capacity >= 0; i = (i + 1) & Mask())
-      if (slots_[i].key == key) {
-        slots_[i].capacity = std::max(slots_[i].capacity, capacity);
-        return;
-      }
+  if (!slots_.empty()) {
+    Slot& slot = slots_[Probe(key)];
+    if (slot.capacity >= 0) {
+      slot.capacity = std::max(slot.capacity, capacity);
+      return;
+    }
+  }
   if (size_ >= max_entries) return;
   if (2 * static_cast<size_t>(size_ + 1) > slots_.size()) {
     std::vector<Slot> old(std::max<size_t>(1024, 2 * slots_.size()));
     old.swap(slots_);
     for (const Slot& s : old)
-      if (s.capacity >= 0) {
-        size_t i = Index(s.key);
-        while (slots_[i].capacity >= 0) i = (i + 1) & Mask();
-        slots_[i] = s;
-      }
+      if (s.capacity >= 0) slots_[Probe(s.key)] = s;
   }
-  size_t i = Index(key);
-  while (slots_[i].capacity >= 0) i = (i + 1) & Mask();
-  slots_[i] = {key, capacity};
+  slots_[Probe(key)] = {key, capacity};
   ++size_;
 }
 

@@ -68,11 +68,7 @@ class FailureCache {
  public:
   // The largest capacity key failed at; -1: none.
   Bytes Find(const StateKey& key) const {
-    if (slots_.empty()) return -1;
-    for (size_t i = Index(key);; i = (i + 1) & Mask()) {
-      if (slots_[i].capacity < 0) return -1;
-      if (slots_[i].key == key) return slots_[i].capacity;
-    }
+    return slots_.empty() ? -1 : slots_[Probe(key)].capacity;
   }
   // key failed at capacity (>= 0): its largest is kept; a new key only while fewer than
   // max_entries are.
@@ -83,8 +79,13 @@ class FailureCache {
     StateKey key{0, 0};
     Bytes capacity = -1;  // -1: empty
   };
-  size_t Mask() const { return slots_.size() - 1; }
-  size_t Index(const StateKey& key) const { return static_cast<size_t>(key.first) & Mask(); }
+  // Where key is, or else the empty slot it would take (slots_ not empty).
+  size_t Probe(const StateKey& key) const {
+    const size_t mask = slots_.size() - 1;
+    size_t i = static_cast<size_t>(key.first) & mask;
+    while (slots_[i].capacity >= 0 && slots_[i].key != key) i = (i + 1) & mask;
+    return i;
+  }
   std::vector<Slot> slots_;  // a power of two, at most half full
   std::int64_t size_ = 0;
 };

@@ -14,6 +14,7 @@
 #include "ilp/layout_ilp.h"
 #include "layout/search.h"
 #include "tests/layout/instances.h"
+#include "tests/support/golden_hash.h"
 
 namespace roam::layout {
 namespace {
@@ -597,11 +598,6 @@ TEST(LayoutSearch, SpendsTheNodesItAlwaysHas) {
     std::int64_t nodes;
     std::uint64_t offsets;  // a hash
   };
-  auto hash = [](const std::vector<Bytes>& offsets) {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (Bytes o : offsets) h = (h ^ static_cast<std::uint64_t>(o)) * 1099511628211ULL;
-    return h;
-  };
   std::vector<Outcome> got;
   std::mt19937_64 rng(2026);
   for (int i = 0; i < 4; ++i) {  // perfect packings at their capacity
@@ -611,7 +607,7 @@ TEST(LayoutSearch, SpendsTheNodesItAlwaysHas) {
     params.max_nodes = 30'000;
     params.capacity = Bytes{1} << 12;
     const LayoutResult r = SolveLayout(in, 16, params);
-    got.push_back({r.height, r.nodes, hash(r.offsets)});
+    got.push_back({r.height, r.nodes, testing::GoldenHash(r.offsets)});
   }
   for (int i = 0; i < 4; ++i) {  // minimised, mixed alignments
     const auto in = RandomIntervals(rng, 90, 40, 60, 8);
@@ -620,7 +616,7 @@ TEST(LayoutSearch, SpendsTheNodesItAlwaysHas) {
     params.max_nodes = 30'000;
     for (size_t b = 0; b < in.size(); ++b) params.buffer_alignments.push_back(b % 3 ? 8 : 32);
     const LayoutResult r = SolveLayout(in, 8, params);
-    got.push_back({r.height, r.nodes, hash(r.offsets)});
+    got.push_back({r.height, r.nodes, testing::GoldenHash(r.offsets)});
   }
   for (int i = 0; i < 4; ++i) {  // perfect packings with a fifth of the buffers fixed
     std::vector<Bytes> offsets;
@@ -632,7 +628,7 @@ TEST(LayoutSearch, SpendsTheNodesItAlwaysHas) {
     params.fixed_offsets.assign(in.size(), -1);
     for (size_t b = 0; b < in.size(); b += 5) params.fixed_offsets[b] = offsets[b];
     const LayoutResult r = SolveLayout(in, 16, params);
-    got.push_back({r.height, r.nodes, hash(r.offsets)});
+    got.push_back({r.height, r.nodes, testing::GoldenHash(r.offsets)});
   }
   for (int i = 0; i < 4; ++i) {  // at the most bytes live at once, which few can reach
     const auto in = RandomIntervals(rng, 40, 40, 30, 8);
@@ -641,7 +637,7 @@ TEST(LayoutSearch, SpendsTheNodesItAlwaysHas) {
     params.max_nodes = 30'000;
     params.capacity = MaxLiveBytes(in);
     const LayoutResult r = SolveLayout(in, 8, params);
-    got.push_back({r.height, r.nodes, hash(r.offsets)});
+    got.push_back({r.height, r.nodes, testing::GoldenHash(r.offsets)});
   }
   const Outcome recorded[] = {
       {4096, 5761, 0xeaab9969c001b2dbULL},  {4096, 149, 0x1e5e1f322fbe374bULL},
