@@ -86,6 +86,10 @@ const std::vector<Field>& RematFields() {
       Int(
           "remat.greedy.swap_repair_steps", 0, kMaxInt, "most recomputations one repair adds",
           [](auto& p) -> auto& { return p.remat.greedy.swap_repair_steps; }),
+      Flag(
+          "remat.greedy.hold_inputs",
+          "once stalled, also evictions that hold their freed inputs instead of a chain",
+          [](auto& p) -> auto& { return p.remat.greedy.hold_inputs; }),
       Number(
           "remat.checkpoint.max_segments_factor", 0.0, kInf,
           "segment counts tried, up to this multiple of sqrt(forward ops)",

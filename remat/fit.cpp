@@ -230,7 +230,7 @@ void RefineTarget(const Context& ctx, Bytes budget, const RematParams& params, c
 
 // The fit loop for one preset: the methods meet a target on the theoretical peak; the layout
 // may need more, so the target is lowered by the excess and the methods rerun (fit.retries);
-// where every attempt missed, `best` tries its fallbacks. The plan's status and report.
+// where the first attempt missed, `best` tries its fallbacks. The plan's status and report.
 RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Schedule& greedy_state,
                 Shared shared) {
   if (shared.memo == nullptr) throw std::logic_error("remat: a fit loop outside a plan's memo");
@@ -278,13 +278,19 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
     RefineTarget(ctx, budget, params, preset, is_best, shared, *missed_at, target, greedy_at_miss,
                  *best, misses);
   RepackMisses(ctx, budget, params, misses, *best, shared.memo->repack, shared.cost_to_beat);
-  if (best->measured > budget && is_best && !params.fit.fallback_base_orders.empty() &&
-      budget >= ctx.peak_lower_bound && !ctx.deadline.Expired()) {
-    // Every attempt missed by the arena: the first fallback whose arena fits is the plan.
-    // After the retries, so that a plan they find is never replaced (nor its time raised).
+  if ((best->measured > budget || missed_at) && is_best &&
+      !params.fit.fallback_base_orders.empty() && budget >= ctx.peak_lower_bound &&
+      !ctx.deadline.Expired()) {
+    // The first attempt missed by the arena: the first fallback whose arena fits and that
+    // costs less than the plan (where the retries found one) becomes the plan. After the
+    // retries, so that they and their targets stay what they were; a fallback only replaces
+    // a dearer plan.
+    const double to_beat = best->measured <= budget
+                               ? std::min(shared.cost_to_beat, best->eval.recompute_cost)
+                               : shared.cost_to_beat;
     for (MethodResult& f : Fallbacks(ctx, budget, params)) {
       if (ctx.deadline.Expired()) break;
-      if (!Cheaper(f.recompute_cost, shared.cost_to_beat)) break;  // cheapest first
+      if (!Cheaper(f.recompute_cost, to_beat)) break;  // cheapest first
       Laid l = LayOutSchedule(ctx, std::move(f), budget, params, shared.memo);
       if (l.measured > budget) continue;
       best = std::move(l);

@@ -59,9 +59,14 @@ class ReferenceView {
 // The evictions possible at step sp (the peak step, for the greedy), best first (ties broken
 // by where and what, so that the order does not depend on how either evaluation numbers its
 // storages).
+//
+// With `hold`, an eviction whose chain recomputes inputs freed before the peak is also offered
+// as the producers' copies alone, those inputs held until the copies run (their bytes counted
+// against what it frees): MOCCASIN's retention decision, for a large storage made from small
+// inputs that died long before, where the chain back from them is what blocks the descent.
 template <class View>
 std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs, const OpFlags& flags,
-                                  const RematParams& params, Step sp) {
+                                  const RematParams& params, Step sp, bool hold = false) {
   const std::vector<char>& recomputable = flags.recomputable;
   const bool lifetime_weighted = params.greedy.score == "lifetime";
   const bool log_weighted = params.greedy.score == "log";
@@ -74,13 +79,13 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs, con
     if (std::find(touched_now.begin(), touched_now.end(), sid) != touched_now.end()) continue;
     // The steps that use the storage: the last before the peak and the first after it.
     Step prev = v.Start(sid), next = std::numeric_limits<Step>::max();
-    std::vector<Step> steps;  // producers before the peak
+    std::vector<Step> made_at;  // the steps of its producers before the peak
     bool ok = true;
     for (int value : v.Members(sid)) {
       const Step p = v.ProducerStep(value);
       if (p < sp) {
         if (!recomputable[U(v.ProducerOrigin(value))]) ok = false;
-        steps.push_back(p);
+        made_at.push_back(p);
       } else {
         next = std::min(next, p);
       }
@@ -90,95 +95,102 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs, con
       });
     }
     if (!ok || next == std::numeric_limits<Step>::max()) continue;
-    // The copies' inputs must be alive when the copies run. An input whose storage is not
-    // live at the peak would now have to cross it: recompute its producer too (a chain, up
-    // to greedy_max_chain ops), or, where that is not possible, count its bytes against
-    // what the candidate frees.
-    std::sort(steps.begin(), steps.end());
-    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-    std::vector<int> extended;
-    std::vector<std::pair<Step, int>> inputs;  // (producer step, storage), in a fixed order
-    for (size_t i = 0; i < steps.size(); ++i) {
-      inputs.clear();
-      for (int in : v.InputsAt(steps[i])) {
-        const int q = v.StorageOf(in);
-        if (q == sid || !v.Planned(q) || v.End(q) >= sp) continue;
-        inputs.emplace_back(v.ProducerStep(in), q);
+    std::sort(made_at.begin(), made_at.end());
+    made_at.erase(std::unique(made_at.begin(), made_at.end()), made_at.end());
+    // Offers the eviction whose copies run `steps` and, for inputs freed before the peak, their
+    // producers while the chain has fewer than `chain_limit` ops; says whether it chained.
+    auto offer = [&](std::vector<Step> steps, int chain_limit) {
+      const size_t producers = steps.size();
+      // The copies' inputs must be alive when the copies run. An input whose storage is not
+      // live at the peak would now have to cross it: recompute its producer too (a chain, up
+      // to greedy_max_chain ops), or, where that is not possible, count its bytes against
+      // what the candidate frees.
+      std::vector<int> extended;
+      std::vector<std::pair<Step, int>> inputs;  // (producer step, storage), in a fixed order
+      for (size_t i = 0; i < steps.size(); ++i) {
+        inputs.clear();
+        for (int in : v.InputsAt(steps[i])) {
+          const int q = v.StorageOf(in);
+          if (q == sid || !v.Planned(q) || v.End(q) >= sp) continue;
+          inputs.emplace_back(v.ProducerStep(in), q);
+        }
+        std::sort(inputs.begin(), inputs.end());
+        for (auto [ps, q] : inputs) {
+          if (std::find(steps.begin(), steps.end(), ps) != steps.end()) continue;
+          if (static_cast<int>(steps.size()) < chain_limit && recomputable[U(v.OriginAt(ps))])
+            steps.push_back(ps);
+          else
+            extended.push_back(q);
+        }
       }
-      std::sort(inputs.begin(), inputs.end());
-      for (auto [ps, q] : inputs) {
-        if (std::find(steps.begin(), steps.end(), ps) != steps.end()) continue;
-        if (static_cast<int>(steps.size()) < params.greedy.max_chain &&
-            recomputable[U(v.OriginAt(ps))])
-          steps.push_back(ps);
-        else
-          extended.push_back(q);
-      }
-    }
-    std::sort(steps.begin(), steps.end());
-    // Where the copies run: right before the next use, unless a storage they read from
-    // outside the chain is overwritten in place before it (an optimizer step interleaved with
-    // the backward updates a weight the copies read); then right before the first such write
-    // after the peak, which still frees the bytes at the peak.
-    Step at = next;
-    if (params.greedy.copy_before_writes)
-      for (Step p : steps)
-        for (int in : v.InputsAt(p)) {
-          if (std::binary_search(steps.begin(), steps.end(), v.ProducerStep(in))) continue;
-          const auto members = v.Members(v.StorageOf(in));
-          for (size_t m = 1; m < members.size(); ++m) {
-            const OpId writer = v.ProducerOrigin(members[m]);
-            if (writer == kNoOp || !flags.in_place[U(writer)]) continue;
-            const Step w = v.ProducerStep(members[m]);
-            if (w > sp && w < at) at = w;
+      std::sort(steps.begin(), steps.end());
+      // Where the copies run: right before the next use, unless a storage they read from
+      // outside the chain is overwritten in place before it (an optimizer step interleaved with
+      // the backward updates a weight the copies read); then right before the first such write
+      // after the peak, which still frees the bytes at the peak.
+      Step at = next;
+      if (params.greedy.copy_before_writes)
+        for (Step p : steps)
+          for (int in : v.InputsAt(p)) {
+            if (std::binary_search(steps.begin(), steps.end(), v.ProducerStep(in))) continue;
+            const auto members = v.Members(v.StorageOf(in));
+            for (size_t m = 1; m < members.size(); ++m) {
+              const OpId writer = v.ProducerOrigin(members[m]);
+              if (writer == kNoOp || !flags.in_place[U(writer)]) continue;
+              const Step w = v.ProducerStep(members[m]);
+              if (w > sp && w < at) at = w;
+            }
           }
+      double cost = 0;
+      for (Step p : steps) cost += costs[U(v.OriginAt(p))];
+      std::sort(extended.begin(), extended.end());
+      extended.erase(std::unique(extended.begin(), extended.end()), extended.end());
+      Bytes penalty = 0;
+      for (int q : extended) penalty += v.Size(q);
+      // The copies recompute every output of their ops, and the readers after `next` move to
+      // them: another storage made only by the chain and not used between the peak and `next`
+      // is freed at the peak too, at no extra cost (a dropout's mask with its output, a layer
+      // norm's statistics with its result).
+      Bytes also = 0;
+      if (params.greedy.count_siblings) {
+        std::vector<int> others;
+        for (Step p : steps)
+          for (int out : v.OutputsAt(p)) {
+            const int q = v.StorageOf(out);
+            if (q == sid || !v.Planned(q) || v.Output(q) || v.Start(q) > sp || v.End(q) <= sp)
+              continue;
+            if (std::find(touched_now.begin(), touched_now.end(), q) != touched_now.end()) continue;
+            others.push_back(q);
+          }
+        std::sort(others.begin(), others.end());
+        others.erase(std::unique(others.begin(), others.end()), others.end());
+        for (int q : others) {
+          bool freed = true;
+          for (int value : v.Members(q)) {
+            const Step p = v.ProducerStep(value);
+            if (std::find(steps.begin(), steps.end(), p) == steps.end()) freed = false;
+            v.ForEachReaderStep(value, [&](Step r) {
+              if (r > sp && r < at) freed = false;
+            });
+          }
+          if (freed) also += v.Size(q);
         }
-    double cost = 0;
-    for (Step p : steps) cost += costs[U(v.OriginAt(p))];
-    std::sort(extended.begin(), extended.end());
-    extended.erase(std::unique(extended.begin(), extended.end()), extended.end());
-    Bytes penalty = 0;
-    for (int q : extended) penalty += v.Size(q);
-    // The copies recompute every output of their ops, and the readers after `next` move to
-    // them: another storage made only by the chain and not used between the peak and `next`
-    // is freed at the peak too, at no extra cost (a dropout's mask with its output, a layer
-    // norm's statistics with its result).
-    Bytes also = 0;
-    if (params.greedy.count_siblings) {
-      std::vector<int> others;
-      for (Step p : steps)
-        for (int out : v.OutputsAt(p)) {
-          const int q = v.StorageOf(out);
-          if (q == sid || !v.Planned(q) || v.Output(q) || v.Start(q) > sp || v.End(q) <= sp)
-            continue;
-          if (std::find(touched_now.begin(), touched_now.end(), q) != touched_now.end()) continue;
-          others.push_back(q);
-        }
-      std::sort(others.begin(), others.end());
-      others.erase(std::unique(others.begin(), others.end()), others.end());
-      for (int q : others) {
-        bool freed = true;
-        for (int value : v.Members(q)) {
-          const Step p = v.ProducerStep(value);
-          if (std::find(steps.begin(), steps.end(), p) == steps.end()) freed = false;
-          v.ForEachReaderStep(value, [&](Step r) {
-            if (r > sp && r < at) freed = false;
-          });
-        }
-        if (freed) also += v.Size(q);
       }
-    }
-    const Bytes net = v.Size(sid) + also - penalty;
-    if (net <= 0) continue;
-    Candidate c;
-    const double span = lifetime_weighted ? static_cast<double>(at - prev)
-                        : log_weighted    ? std::log(static_cast<double>(at - prev) + 1.0)
-                                          : 1.0;
-    c.score = static_cast<double>(net) * span / std::max(cost, 1e-9);
-    c.cost = cost;
-    c.at = at;
-    for (Step p : steps) c.ops.push_back(v.OriginAt(p));
-    candidates.push_back(std::move(c));
+      const Bytes net = v.Size(sid) + also - penalty;
+      const bool chained = steps.size() > producers;
+      if (net <= 0) return chained;
+      Candidate c;
+      const double span = lifetime_weighted ? static_cast<double>(at - prev)
+                          : log_weighted    ? std::log(static_cast<double>(at - prev) + 1.0)
+                                            : 1.0;
+      c.score = static_cast<double>(net) * span / std::max(cost, 1e-9);
+      c.cost = cost;
+      c.at = at;
+      for (Step p : steps) c.ops.push_back(v.OriginAt(p));
+      candidates.push_back(std::move(c));
+      return chained;
+    };
+    if (offer(made_at, params.greedy.max_chain) && hold) offer(made_at, 0);
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     if (a.score != b.score) return a.score > b.score;
@@ -344,6 +356,7 @@ std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
   best.peak = std::numeric_limits<Bytes>::max();
   size_t reached = 0;
   int stalled = 0;
+  bool hold = false;
   engine.Load(std::move(start));
   for (int iteration = 0;; ++iteration) {
     auto& view = engine.View();
@@ -364,15 +377,23 @@ std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
       if (r.recompute_cost < pruned) Prune(graph, costs, budgets[reached], params, engine, r);
     }
     if (reached == budgets.size()) break;
-    if (iteration >= params.greedy.max_steps || stalled > params.greedy.stall_steps) break;
+    if (iteration >= params.greedy.max_steps) break;
     if (deadline != nullptr && deadline->Expired()) break;
     bool applied = false;
-    for (const Candidate& c : Candidates(view, costs, flags, params, view.PeakStep()))
-      if (engine.Apply(c.at, c.ops)) {
-        applied = true;
-        break;
-      }
-    if (!applied) break;
+    if (stalled <= params.greedy.stall_steps)
+      for (const Candidate& c : Candidates(view, costs, flags, params, view.PeakStep(), hold))
+        if (engine.Apply(c.at, c.ops)) {
+          applied = true;
+          break;
+        }
+    if (applied) continue;
+    // The chains alone stopped lowering the peak: go on from the lowest one, now also offered
+    // evictions that hold their freed inputs. Only here, so that every budget the chains reach
+    // gets the plan it had without this.
+    if (hold || !params.greedy.hold_inputs) break;
+    hold = true;
+    stalled = 0;
+    engine.Load(best.schedule);
   }
   for (; reached < budgets.size(); ++reached) results[reached] = best;
   return results;

@@ -84,6 +84,11 @@ struct GreedyParams {
   // repair takes at most swap_repair_steps recomputations.
   int swap_attempts = 100;
   int swap_repair_steps = 50;
+  // Once the descent stops lowering the peak (stall_steps or no candidate left), go on from
+  // its lowest peak also offering, for each eviction whose chain recomputes inputs freed
+  // before the peak, the eviction that holds those inputs instead (MOCCASIN's retention
+  // decision). Budgets the descent reached before are planned as without it.
+  bool hold_inputs = true;
 };
 
 struct CheckpointParams {
@@ -291,13 +296,13 @@ struct FitParams {
   // is left. repack.max_subproblems bounds one layout only, and a plan may repack many, so
   // without this a plan's work had no bound and under load the time limit struck first.
   int repack_plan_subproblems = 600;
-  // Where the arena of best's schedule misses the budget after the retries, the greedy is run
-  // from base_order and from each of these base orders (baseline/orders.h names), with chains
-  // of greedy.max_chain and long_chain ops (0 or at most greedy.max_chain: not); their
+  // Where the arena of best's first schedule misses the budget, after the retries, the greedy
+  // is run from base_order and from each of these base orders (baseline/orders.h names), with
+  // chains of greedy.max_chain and long_chain ops (0 or at most greedy.max_chain: not); their
   // schedules within the budget by the theoretical peak are laid out, cheapest first, and the
-  // first whose arena fits is kept. Empty: off. random-layered-100 at 80% fits from xla-list
-  // (arena 670 of 672) and from no other; chains of 16 stall at a peak of 689 there, of 24 or
-  // more reach 670, and 656 from xla-list.
+  // first whose arena fits is kept where cheaper than the retries' plan. Empty: off.
+  // random-layered-100 at 80% fits from xla-list (arena 670 of 672) and from no other; chains of 16
+  // stall at a peak of 689 there, of 24 or more reach 670, and 656 from xla-list.
   std::vector<std::string> fallback_base_orders = {"xla-list", "program"};
   // Before best's methods, each of these baseline orders is laid out as it is: the first whose
   // plain plan fits the budget is the plan, with no recomputation (the cheapest there is,

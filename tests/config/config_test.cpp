@@ -125,6 +125,7 @@ remat:
     prune_attempts: 13
     swap_attempts: 14
     swap_repair_steps: 15
+    hold_inputs: false
   checkpoint: {max_segments_factor: 1.5, cuts: insensitive}
   blocks:
     rounds: 2
@@ -182,6 +183,7 @@ remat:
   EXPECT_EQ(r.greedy.prune_attempts, 13);
   EXPECT_EQ(r.greedy.swap_attempts, 14);
   EXPECT_EQ(r.greedy.swap_repair_steps, 15);
+  EXPECT_FALSE(r.greedy.hold_inputs);
   EXPECT_DOUBLE_EQ(r.checkpoint.max_segments_factor, 1.5);
   EXPECT_EQ(r.checkpoint.cuts, "insensitive");
   EXPECT_EQ(r.blocks.rounds, 2);

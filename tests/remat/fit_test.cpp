@@ -68,6 +68,7 @@ TEST(ArenaFit, TheWideLayoutSearchPacksWhatTheDefaultSearchLeavesOverTheBudget) 
   const Graph g = testing::RandomLayered({.nodes = 1000}, 1000);
   RematParams params = Deterministic("greedy");
   params.fit.repack.max_subproblems = 0;  // the searches alone
+  params.greedy.hold_inputs = false;      // its lower targets fit the narrow search too
   const Bytes budget = NoRematPeak(g, params) * 8 / 10;
   params.fit.search_wide = false;
   const RematResult narrow = PlanRemat(g, budget, params);
@@ -279,10 +280,12 @@ TEST(ArenaFit, BisectingNeverMakesAPlanDearer) {
 }
 
 // random-layered-100 at 80%: the greedy's chains of at most 16 ops stall above the budget
-// from the base order; best's fallback (other base orders, longer chains) fits by the arena.
+// from the base order (greedy.hold_inputs off: held inputs reach it); best's fallback (other
+// base orders, longer chains) fits by the arena.
 TEST(ArenaFit, BestFallsBackToOtherBaseOrdersAndLongerChainsWhereItsPickMisses) {
   const Graph g = testing::RandomLayered({.nodes = 100}, 100);
   RematParams params = Deterministic("greedy");
+  params.greedy.hold_inputs = false;
   const Bytes budget = NoRematPeak(g, params) * 8 / 10;
   EXPECT_FALSE(PlanRemat(g, budget, params).feasible);
   params.method = "best";
@@ -299,6 +302,28 @@ TEST(ArenaFit, BestFallsBackToOtherBaseOrdersAndLongerChainsWhereItsPickMisses) 
   EXPECT_EQ(CheckFaithful(r.rewritten.graph, &g), "");
   params.fit.long_chain = 0;  // chains of 16 from xla-list stop above the budget
   EXPECT_FALSE(PlanRemat(g, budget, params).feasible);
+}
+
+// The same cell with the greedy holding inputs: its retries now fit, at more compute than the
+// fallback's plan, which then replaces theirs (a fallback runs wherever the first attempt
+// missed, and is kept only where cheaper).
+TEST(ArenaFit, AFallbackReplacesADearerPlanTheRetriesFound) {
+  const Graph g = testing::RandomLayered({.nodes = 100}, 100);
+  RematParams params = Deterministic("best");
+  params.best = {{"greedy"}, {}};  // the greedy alone from the base order, for time
+  params.start_orders = {};
+  params.fit.repack.max_subproblems = 0;
+  const Bytes budget = NoRematPeak(g, params) * 8 / 10;
+  params.fit.fallback_base_orders = {};
+  const RematResult retries = PlanRemat(g, budget, params);
+  EXPECT_TRUE(retries.feasible);
+  params.fit.fallback_base_orders = {"xla-list"};
+  const RematResult r = PlanRemat(g, budget, params);
+  EXPECT_TRUE(r.feasible);
+  EXPECT_LE(r.plan.summary.actual_peak, budget);
+  EXPECT_LT(r.recompute_cost, retries.recompute_cost - 1e-9);
+  EXPECT_EQ(r.start_order, "xla-list");
+  EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
 }
 
 TEST(ArenaFit, AnUnknownFallbackOrderIsAnInputError) {

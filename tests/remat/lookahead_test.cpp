@@ -214,12 +214,14 @@ TEST(Lookahead, StopsAtTheDeadlineEvenWhereNothingFitsYet) {
   EXPECT_GE(late.peak, full.peak);
 }
 
-// The reason the method exists: on random layered graphs the greedy stops above the budget
-// (500 nodes at 80% of the no-remat peak, at the time of writing).
+// The reason the method exists: on random layered graphs the greedy's chains stop above the
+// budget (500 nodes at 80% of the no-remat peak, at the time of writing; holding inputs, a
+// later addition to the greedy, is off).
 TEST(Lookahead, FitsARandomLayeredGraphWhereTheGreedyStops) {
   const Graph g = testing::RandomLayered({.nodes = 500}, 500);
   RematParams params;
   params.alignment = 1;
+  params.greedy.hold_inputs = false;
   // No time limits: the lookahead's refinement stops on its attempt count and the layout
   // search on its node count alone, so the result does not depend on how fast or loaded the
   // machine is (sanitizer builds run many times slower). Whether the arena fits depends on
