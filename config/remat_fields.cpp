@@ -90,6 +90,10 @@ const std::vector<Field>& RematFields() {
           "remat.greedy.hold_inputs",
           "once stalled, also evictions that hold their freed inputs instead of a chain",
           [](auto& p) -> auto& { return p.remat.greedy.hold_inputs; }),
+      Flag(
+          "remat.greedy.hold_descent",
+          "with hold_inputs, also a descent holding inputs from its first step, the better kept",
+          [](auto& p) -> auto& { return p.remat.greedy.hold_descent; }),
       Number(
           "remat.checkpoint.max_segments_factor", 0.0, kInf,
           "segment counts tried, up to this multiple of sqrt(forward ops)",

@@ -343,11 +343,13 @@ void Swap(const Graph& graph, const std::vector<double>& costs, const OpFlags& f
   }
 }
 
+// hold_from_start: evictions that hold their freed inputs are offered from the first step
+// (and the descent ends where it stalls), not only once the chains alone stalled.
 template <class Engine>
 std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
                                   std::span<const Bytes> budgets, const RematParams& params,
                                   const std::vector<double>& costs, Engine& engine, Engine& work,
-                                  const Deadline* deadline) {
+                                  const Deadline* deadline, bool hold_from_start) {
   const OpFlags flags = MakeOpFlags(graph, params);
   std::vector<MethodResult> results(budgets.size());
   MethodResult best;  // the lowest peak seen
@@ -356,7 +358,7 @@ std::vector<MethodResult> Descend(const Graph& graph, Schedule start,
   best.peak = std::numeric_limits<Bytes>::max();
   size_t reached = 0;
   int stalled = 0;
-  bool hold = false;
+  bool hold = hold_from_start;
   engine.Load(std::move(start));
   for (int iteration = 0;; ++iteration) {
     auto& view = engine.View();
@@ -437,17 +439,29 @@ std::vector<MethodResult> GreedyDescent(const Graph& graph, Schedule start,
                                         std::span<const Bytes> budgets, const RematParams& params,
                                         GreedyEvaluation evaluation, const Deadline* deadline) {
   const std::vector<double> costs = OpCosts(graph);
+  // Both descents where greedy.hold_descent asks, the better of the two kept for each budget.
+  const bool both = params.greedy.hold_inputs && params.greedy.hold_descent;
+  auto descend_both = [&](auto& engine, auto& work) {
+    std::vector<MethodResult> results = Descend(graph, both ? start : std::move(start), budgets,
+                                                params, costs, engine, work, deadline, false);
+    if (!both) return results;
+    std::vector<MethodResult> holding =
+        Descend(graph, std::move(start), budgets, params, costs, engine, work, deadline, true);
+    for (size_t i = 0; i < budgets.size(); ++i)
+      if (Better(holding[i], results[i], budgets[i])) results[i] = std::move(holding[i]);
+    return results;
+  };
   if (evaluation == GreedyEvaluation::kReference) {
     ReferenceEngine engine{graph, params, {}, std::nullopt};
     ReferenceEngine work{graph, params, {}, std::nullopt};
-    return Descend(graph, std::move(start), budgets, params, costs, engine, work, deadline);
+    return descend_both(engine, work);
   }
   const MemoryModel model = BuildMemoryModel(graph, params.alignment);
   IncrementalEngine engine{GreedyState(graph, model, costs, params.rule),
                            GreedyState(graph, model, costs, params.rule)};
   IncrementalEngine work{GreedyState(graph, model, costs, params.rule),
                          GreedyState(graph, model, costs, params.rule)};
-  return Descend(graph, std::move(start), budgets, params, costs, engine, work, deadline);
+  return descend_both(engine, work);
 }
 
 GreedyTools::GreedyTools(const Graph& graph, const RematParams& params)

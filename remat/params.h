@@ -89,6 +89,9 @@ struct GreedyParams {
   // before the peak, the eviction that holds those inputs instead (MOCCASIN's retention
   // decision). Budgets the descent reached before are planned as without it.
   bool hold_inputs = true;
+  // With hold_inputs, also a second descent offering those evictions from its first step; each
+  // budget gets the better of the two (Better: within it at less compute, else the lower peak).
+  bool hold_descent = true;
 };
 
 struct CheckpointParams {

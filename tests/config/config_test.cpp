@@ -126,6 +126,7 @@ remat:
     swap_attempts: 14
     swap_repair_steps: 15
     hold_inputs: false
+    hold_descent: false
   checkpoint: {max_segments_factor: 1.5, cuts: insensitive}
   blocks:
     rounds: 2
@@ -184,6 +185,7 @@ remat:
   EXPECT_EQ(r.greedy.swap_attempts, 14);
   EXPECT_EQ(r.greedy.swap_repair_steps, 15);
   EXPECT_FALSE(r.greedy.hold_inputs);
+  EXPECT_FALSE(r.greedy.hold_descent);
   EXPECT_DOUBLE_EQ(r.checkpoint.max_segments_factor, 1.5);
   EXPECT_EQ(r.checkpoint.cuts, "insensitive");
   EXPECT_EQ(r.blocks.rounds, 2);

@@ -108,6 +108,7 @@ TEST(ArenaFit, ASearchAtTheBudgetPacksWhatTheMinimisingSearchesLeaveAbove) {
 // 3.98% against 7.30%). Never dearer, within the budget, and the plan says it was repacked.
 TEST(ArenaFit, RepackingFitsACheaperScheduleTheSearchesLeftOverTheBudget) {
   RematParams params = KeptOrder(Deterministic("greedy"));
+  params.greedy.hold_descent = false;  // one descent, as measured (a second fits at once)
   const auto [g, budget] = Layered250(1, 0.8, params);
   params.fit.repack.max_subproblems = 0;
   const RematResult searched = PlanRemat(g, budget, params);
@@ -128,6 +129,7 @@ TEST(ArenaFit, RepackingFitsACheaperScheduleTheSearchesLeftOverTheBudget) {
 // repacks a prefix of them: the same plan or none repacked, never a cheaper one.
 TEST(ArenaFit, RepackingSpendsOneAllowancePerPlan) {
   RematParams params = KeptOrder(Deterministic("greedy"));
+  params.greedy.hold_descent = false;
   const auto [g, budget] = Layered250(1, 0.8, params);
   const RematResult full = PlanRemat(g, budget, params);
   ASSERT_TRUE(full.repacked);

@@ -104,23 +104,32 @@ TEST(Greedy, TheSwapNeverRaisesTheCostNorLeavesTheBudget) {
 }
 
 // greedy.hold_inputs goes on only where the chains alone stall, from their lowest peak: each
-// budget they reach gets the same schedule, and the lowest peak is never higher.
+// budget they reach gets the same schedule, and the lowest peak is never higher. With the
+// second descent (greedy.hold_descent), no budget gets a worse plan than the chains' alone.
 TEST(Greedy, HoldingInputsChangesNoBudgetTheChainsReach) {
   std::vector<Graph> graphs = RandomSteps();
   for (int nodes : {60, 100}) graphs.push_back(testing::RandomLayered({.nodes = nodes}, 7));
-  int reached_only_holding = 0;
+  int reached_only_holding = 0, better_with_both = 0;
   for (const Graph& g : graphs) {
     RematParams hold;
     hold.alignment = 1;
+    hold.greedy.hold_descent = false;
     RematParams chains = hold;
     chains.greedy.hold_inputs = false;
+    RematParams both = hold;
+    both.greedy.hold_descent = true;
     const Bytes peak = PeakOf(g, hold);
     std::vector<Bytes> budgets;
     for (int i = 19; i >= 8; --i) budgets.push_back(peak * i / 20);
     const std::vector<MethodResult> a = GreedyDescent(g, Start(g), budgets, chains);
     const std::vector<MethodResult> b = GreedyDescent(g, Start(g), budgets, hold);
+    const std::vector<MethodResult> c = GreedyDescent(g, Start(g), budgets, both);
     for (size_t i = 0; i < budgets.size(); ++i) {
       SCOPED_TRACE(g.name + " budget " + std::to_string(budgets[i]));
+      EXPECT_FALSE(Better(b[i], c[i], budgets[i]));
+      if (Better(c[i], b[i], budgets[i])) ++better_with_both;
+      EXPECT_EQ(CheckSchedule(g, c[i].schedule, hold.rule), "");
+      EXPECT_EQ(Evaluate(g, c[i].schedule, hold).peak, c[i].peak);
       EXPECT_LE(b[i].peak, a[i].peak);
       if (a[i].status == Status::kFeasible) {
         EXPECT_EQ(b[i].schedule, a[i].schedule);
@@ -136,6 +145,7 @@ TEST(Greedy, HoldingInputsChangesNoBudgetTheChainsReach) {
     }
   }
   EXPECT_GT(reached_only_holding, 0);  // it does something where the chains stall
+  EXPECT_GT(better_with_both, 0);      // and the second descent where they do not
 }
 
 // random-layered-100 at 80% of its peak: the chains stall above the budget (a large storage

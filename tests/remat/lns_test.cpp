@@ -29,6 +29,7 @@ RematParams LnsAlone() {
   params.overhead_bound.cuts = 0;
   params.greedy.swap_attempts = 0;  // so that the greedy's schedules leave room to improve
   params.greedy.prune_attempts = 0;
+  params.greedy.hold_descent = false;
   return params;
 }
 
@@ -95,6 +96,7 @@ TEST(RuinAndRecreate, TakesBestBelowItsOtherMethodsOnALayeredGraph) {
   params.fit.search_time_limit_s = 1e6;
   params.overhead_bound.cuts = 0;
   params.ilp.max_ops = 0;
+  params.greedy.hold_descent = false;  // the greedy's second descent reaches 1.67% itself
   ExpectLnsCheaper(g, NoRematPeak(g, params) * 90 / 100, params, 0.75);
 }
 
@@ -114,7 +116,8 @@ TEST(RuinAndRecreate, ChecksTheArenaAgainstTheBudgetNotARetrysTarget) {
   params.fit.fallback_base_orders.clear();
   params.time_limit_s = 1e8;
   params.fit.search_time_limit_s = 1e6;
-  params.fit.refine_retries = 0;  // the retries as they were, without the bisection after them
+  params.fit.refine_retries = 0;       // the retries as they were, without the bisection after them
+  params.greedy.hold_descent = false;  // and the greedy's single descent
   ExpectLnsCheaper(g, *BudgetOfRatio(NoRematPeak(g, params), 0.8), params, 0.8);
 }
 
