@@ -239,13 +239,17 @@ int RunRemat(const RematOptions& options) {
                                       " above it)"
                                 : ""),
                 nlohmann::json(r.lower_bound).dump()}};
-  // The ilp's bound holds only for schedules that keep the base order: said apart from the
-  // compute lower bound, which holds for every order.
+  // The in-order bound holds only for schedules that keep the plan's start order: said apart
+  // from the compute lower bound, which holds for every order.
   if (r.order_lower_bound > 0)
-    extra.push_back({"order_lower_bound",
-                     Percent(r.order_lower_bound) +
-                         " overhead, among schedules that keep the base order (the ilp's)",
-                     nlohmann::json(r.order_lower_bound).dump()});
+    extra.push_back(
+        {"order_lower_bound",
+         Percent(r.order_lower_bound) + " overhead, among schedules that keep the " +
+             r.start_order + " order" +
+             (r.feasible ? " (the plan is " + Points(r.compute_overhead - r.order_lower_bound) +
+                               " above it)"
+                         : ""),
+         nlohmann::json(r.order_lower_bound).dump()});
   extra.push_back({"fit", DescribeFit(r), nlohmann::json(r.fit_by).dump()});
   if (r.repacked)
     extra.push_back({"repacked",

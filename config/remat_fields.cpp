@@ -44,8 +44,11 @@ const std::vector<Field>& RematFields() {
           [](auto& p) -> auto& { return p.remat.best.build; }),
       Names(
           "remat.best.improve", remat::kImproverNames, "an improver",
-          "improvers, e.g. [witness, ilp]", "best's improvers, applied in turn",
+          "improvers, e.g. [witness, ilp]", "best's improvers, applied in turn to each pick",
           [](auto& p) -> auto& { return p.remat.best.improve; }),
+      Int(
+          "remat.best.picks", 1, kMaxInt, "builders' schedules the improvers run from, best first",
+          [](auto& p) -> auto& { return p.remat.best.picks; }),
       Names(
           "remat.sweep.build", remat::kBuilderNames, "a builder",
           "builders, e.g. [greedy, lookahead]", "what --sweep --method best builds per point",
@@ -196,6 +199,20 @@ const std::vector<Field>& RematFields() {
       Flag(
           "remat.overhead_bound.in_sweep", "whether --sweep computes it at every point",
           [](auto& p) -> auto& { return p.remat.overhead_bound.in_sweep; }),
+      Flag(
+          "remat.order_bound.enabled", "whether plans report the in-order lower bound",
+          [](auto& p) -> auto& { return p.remat.order_bound.enabled; }),
+      Int(
+          "remat.order_bound.max_lp_iterations", 0, kMaxBytes,
+          "in-order bound: simplex iterations of its LP; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.order_bound.max_lp_iterations; }),
+      Int(
+          "remat.order_bound.max_nonzeros", 0, kMaxBytes,
+          "in-order bound: skipped above this many LP nonzeros; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.order_bound.max_nonzeros; }),
+      Number(
+          "remat.order_bound.time_limit_s", 0.0, kInf, "in-order bound: seconds (a cap)",
+          [](auto& p) -> auto& { return p.remat.order_bound.time_limit_s; }),
       Int(
           "remat.ilp.max_ops", 0, kMaxInt, "graphs with more ops keep the warm start",
           [](auto& p) -> auto& { return p.remat.ilp.max_ops; }),

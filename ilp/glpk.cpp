@@ -451,6 +451,9 @@ SolveResult Problem::Solve(const SolveParams& params,
     if (ret == 0 && glp_get_status(prob_) != GLP_OPT) ret = GLP_EFAIL;
     if (ret == 0) {
       state.bound = glp_get_obj_val(prob_);
+      result.row_duals.resize(row_lower_.size());
+      for (size_t i = 0; i < row_lower_.size(); ++i)
+        result.row_duals[i] = glp_get_row_dual(prob_, static_cast<int>(i) + 1);
       glp_iocp iocp;
       glp_init_iocp(&iocp);
       iocp.msg_lev = MsgLevel(params.log_level);

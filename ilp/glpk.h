@@ -84,8 +84,12 @@ struct SolveResult {
   double gap = std::numeric_limits<double>::infinity();  // relative, 0 when proven optimal
   double seconds = 0.0;
   bool work_limited = false;  // a work limit (not the clock) ended the search early
-  int glpk_return = 0;        // glp_intopt's (or glp_simplex's) return code, for messages
-  std::string message;        // what happened, in words
+  // The root LP's row duals, one per row, where it was solved to optimality (else empty):
+  // whatever GLPK's numerics, any non-negative duals of >= rows give a bound its caller can
+  // check itself (weak duality), where GLPK's own bound may not be trusted.
+  std::vector<double> row_duals;
+  int glpk_return = 0;  // glp_intopt's (or glp_simplex's) return code, for messages
+  std::string message;  // what happened, in words
 };
 
 // The one place GLPK's codes become ours. ret is glp_intopt's return value, mip_status

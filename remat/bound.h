@@ -2,6 +2,8 @@
 // peak no schedule goes below, and the compute overhead no schedule within a budget goes below.
 #pragma once
 
+#include <span>
+#include <string>
 #include <vector>
 
 #include "core/graph.h"
@@ -40,5 +42,21 @@ struct OverheadBound {
   std::vector<OpId> chain;
 };
 OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematParams& params = {});
+
+// A lower bound on the compute overhead of every schedule of graph whose original computations
+// follow `order` (each later listing a copy) and whose theoretical peak fits budget: MOCCASIN's
+// and Checkmate's problem, the input order kept (docs/remat.md, "The in-order lower bound").
+// At each step where the order's live bytes exceed the budget, storages not touched there free
+// the excess, and each storage evicted in a gap between two of its touches costs a computation
+// of its producer in that gap; the cheapest such cover is bounded by its LP relaxation's duals
+// (GLPK, within the work of params.order_bound), checked here by weak duality. It says nothing
+// about other orders.
+struct OrderBound {
+  double overhead = 0;      // fraction of the original total cost; 0 when nothing is proven
+  bool infeasible = false;  // proven: no schedule keeping the order fits the budget
+  std::string solver;       // what GLPK said ("" where the order fits as it is)
+};
+OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, Bytes budget,
+                             const RematParams& params, double time_limit_s);
 
 }  // namespace roam::remat

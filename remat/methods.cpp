@@ -111,19 +111,27 @@ MethodResult Build(Call& c, const Named& builder, Bytes target) {
 
 }  // namespace
 
-// The builders of the preset (the cheapest within target kept, else the lowest peak), then
-// each improver in turn.
+// The builders of the preset, ordered by Better (the cheapest within target first, else the
+// lowest peak); each improver in turn on the first preset.picks distinct schedules, the better
+// result kept: what the improvers make of a schedule is not monotone in its cost.
 MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
+  std::vector<MethodResult> built;
+  for (const std::string& name : preset.build) built.push_back(Build(c, Find(name), target));
+  if (built.empty()) throw InputError("a remat preset needs at least one builder");
+  std::stable_sort(built.begin(), built.end(), [&](const MethodResult& a, const MethodResult& b) {
+    return Better(a, b, target);
+  });
   std::optional<MethodResult> best;
-  for (const std::string& name : preset.build) {
-    MethodResult r = Build(c, Find(name), target);
+  for (std::size_t i = 0; i < built.size() && static_cast<int>(i) < std::max(1, preset.picks);
+       ++i) {
+    MethodResult r = std::move(built[i]);
+    if (best && r.schedule == best->schedule) continue;
+    for (const std::string& name : preset.improve) {
+      if (MeetsCostBound(r, target, c.shared.cost_bound) || c.ctx.deadline.Expired()) break;
+      c.time_left = TimeLeft(c.ctx);
+      r = Find(name).improve(c, r, target);
+    }
     if (!best || Better(r, *best, target)) best = std::move(r);
-  }
-  if (!best) throw InputError("a remat preset needs at least one builder");
-  for (const std::string& name : preset.improve) {
-    if (MeetsCostBound(*best, target, c.shared.cost_bound) || c.ctx.deadline.Expired()) break;
-    c.time_left = TimeLeft(c.ctx);
-    *best = Find(name).improve(c, *best, target);
   }
   return std::move(*best);
 }

@@ -14,6 +14,7 @@
 #include "core/bytes.h"
 #include "core/deadline.h"
 #include "core/error.h"
+#include "remat/bound.h"
 #include "remat/context.h"
 #include "remat/fit.h"
 #include "remat/internal.h"
@@ -154,6 +155,38 @@ RematResult FromLowerStarts(const Context& ctx, Bytes budget, const RematParams&
   return result;
 }
 
+// The in-order lower bound of the order the plan's original computations follow (its start
+// order; none where they do not keep it): order_lower_bound, the higher of it and the ilp's,
+// and status optimal-in-order where the plan meets it. After the plan, so that it changes no
+// search: it proves, it does not steer.
+void BoundInOrder(const Context& ctx, Bytes budget, const RematParams& params,
+                  RematResult& result) {
+  if (!params.order_bound.enabled || !result.feasible || result.recompute_cost <= 0 ||
+      result.status == Status::kOptimal || ctx.deadline.Expired())
+    return;
+  const auto started = std::chrono::steady_clock::now();
+  const Schedule order = result.start_order == params.base_order
+                             ? ctx.start
+                             : ScheduleOrder(result.start_order, ctx.graph, ctx.model);
+  std::vector<char> seen(U(ctx.graph.num_ops()), 0);
+  Schedule originals;
+  for (OpId o : result.schedule)
+    if (!seen[U(o)]) {
+      seen[U(o)] = 1;
+      originals.push_back(o);
+    }
+  if (originals != order) return;
+  const OrderBound bound = InOrderLowerBound(ctx.graph, order, budget, params, TimeLeft(ctx));
+  if (bound.infeasible)
+    throw std::logic_error("remat: a plan fits a budget the in-order lower bound rules out");
+  result.order_lower_bound = std::max(result.order_lower_bound, bound.overhead);
+  if (result.status != Status::kOptimalInOrder &&
+      result.compute_overhead <= result.order_lower_bound * (1 + 2e-6))
+    result.status = Status::kOptimalInOrder;
+  result.seconds += SecondsSince(started);
+  result.plan.summary.seconds = result.seconds;
+}
+
 // The plan, with the compute lower bound of its budget: it holds for every schedule, whatever
 // its order, and a plan that meets it is proven optimal.
 RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
@@ -169,9 +202,12 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
     return r;
   };
   // The bound first: the witness follows it, and a schedule that meets it ends the search.
-  if (params.overhead_bound.cuts <= 0)
-    return spent(FromLowerStarts(ctx, budget, params, shared,
-                                 PlanPreset(ctx, budget, params, greedy_state, shared)));
+  if (params.overhead_bound.cuts <= 0) {
+    RematResult result = FromLowerStarts(ctx, budget, params, shared,
+                                         PlanPreset(ctx, budget, params, greedy_state, shared));
+    BoundInOrder(ctx, budget, params, result);
+    return spent(std::move(result));
+  }
   const auto started = std::chrono::steady_clock::now();
   RematParams capped = params;
   capped.overhead_bound.time_limit_s =
@@ -191,6 +227,7 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
   if (result.feasible && result.compute_overhead <= result.lower_bound * (1 + 2e-6))
     result.status = Status::kOptimal;
   result.plan.summary.seconds = result.seconds;
+  BoundInOrder(ctx, budget, params, result);
   return spent(std::move(result));
 }
 

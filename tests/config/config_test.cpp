@@ -113,7 +113,7 @@ remat:
   base_order: lescea
   start_orders: [program, xla-dfs]
   rule: {rng_state_kept: true, state_update_skipped: false}
-  best: {build: [greedy, checkpoint], improve: [blocks, ilp]}
+  best: {build: [greedy, checkpoint], improve: [blocks, ilp], picks: 3}
   sweep: {build: [lookahead], improve: []}
   greedy:
     max_steps: 11
@@ -144,6 +144,7 @@ remat:
     quantum: 4096
     polish: false
   overhead_bound: {cuts: 2, time_limit_s: 0.5, in_sweep: true, max_nodes: 9, max_lp_iterations: 99}
+  order_bound: {enabled: false, max_lp_iterations: 98, max_nonzeros: 7, time_limit_s: 0.25}
   ilp: {max_ops: 16, max_computations: 3, window_stages: 17, window_time_limit_s: 2.5,
         window_max_nodes: 11, window_sweeps: 3, max_lp_iterations: 1234, max_nodes: 77}
   lns: {max_ops: 50, rounds: 21, ruin_runs: 2, choice_width: 4, repair_steps: 9,
@@ -206,6 +207,7 @@ remat:
   EXPECT_TRUE(r.overhead_bound.in_sweep);
   EXPECT_EQ(r.best.build, (std::vector<std::string>{"greedy", "checkpoint"}));
   EXPECT_EQ(r.best.improve, (std::vector<std::string>{"blocks", "ilp"}));
+  EXPECT_EQ(r.best.picks, 3);
   EXPECT_EQ(r.sweep.build, (std::vector<std::string>{"lookahead"}));
   EXPECT_TRUE(r.sweep.improve.empty());
   EXPECT_TRUE(r.fit.alone.empty());
@@ -227,6 +229,10 @@ remat:
   EXPECT_EQ(r.lns.seed, 7);
   EXPECT_EQ(r.overhead_bound.max_nodes, 9);
   EXPECT_EQ(r.overhead_bound.max_lp_iterations, 99);
+  EXPECT_FALSE(r.order_bound.enabled);
+  EXPECT_EQ(r.order_bound.max_lp_iterations, 98);
+  EXPECT_EQ(r.order_bound.max_nonzeros, 7);
+  EXPECT_DOUBLE_EQ(r.order_bound.time_limit_s, 0.25);
   EXPECT_EQ(r.fit.by, "theoretical");
   EXPECT_EQ(r.lookahead.exponents, (std::vector<double>{0, 1}));
   EXPECT_EQ(r.lookahead.target_slacks, (std::vector<double>{0.02}));

@@ -40,6 +40,23 @@ TEST(Glpk, SolvesASmallIntegerProgramToOptimality) {
   EXPECT_EQ(r.values, (std::vector<double>{2, 0, 1}));
 }
 
+// The root LP's row duals: min x + 3y subject to x + y >= 2 and y >= 0.5 has the optimum
+// x = 1.5, y = 0.5 (objective 3); the first row's dual is 1 and the second's 2, and they prove
+// the objective by weak duality (2 * 1 + 0.5 * 2).
+TEST(Glpk, ReturnsTheRootLpsRowDuals) {
+  Problem p;
+  const int x = p.AddColumn(ColumnKind::kContinuous, 0, 10, 1.0);
+  const int y = p.AddColumn(ColumnKind::kContinuous, 0, 10, 3.0);
+  p.AddRow(std::vector<std::pair<int, double>>{{x, 1.0}, {y, 1.0}}, 2.0, kInf);
+  p.AddRow(std::vector<std::pair<int, double>>{{y, 1.0}}, 0.5, kInf);
+  const SolveResult r = p.Solve({});
+  ASSERT_EQ(r.status, ModelStatus::kOptimal);
+  ASSERT_EQ(r.row_duals.size(), 2u);
+  EXPECT_NEAR(r.row_duals[0], 1.0, 1e-9);
+  EXPECT_NEAR(r.row_duals[1], 2.0, 1e-9);
+  EXPECT_NEAR(2 * r.row_duals[0] + 0.5 * r.row_duals[1], r.objective, 1e-9);
+}
+
 TEST(Glpk, ReportsInfeasibleModels) {
   Problem p;
   int x = p.AddColumn(ColumnKind::kBinary, 0, 1);
