@@ -311,6 +311,41 @@ std::string Problem::CheckFeasible(std::span<const double> values, double tolera
   return {};
 }
 
+double Problem::DualBound(std::span<const double> row_duals) const {
+  if (row_duals.size() != row_lower_.size())
+    throw std::invalid_argument("DualBound: one dual per row is needed");
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> reduced(columns_.size());
+  for (size_t j = 0; j < columns_.size(); ++j) reduced[j] = columns_[j].objective;
+  double bound = objective_constant_, magnitude = std::abs(objective_constant_);
+  for (size_t i = 0; i < row_lower_.size(); ++i) {
+    const double lo = row_lower_[i], up = row_upper_[i];
+    // A >= row's dual is at least 0, a <= row's at most 0; a free row's is 0.
+    double y = row_duals[i];
+    if (!std::isfinite(lo)) y = std::min(y, 0.0);
+    if (!std::isfinite(up)) y = std::max(y, 0.0);
+    if (y == 0.0) continue;
+    const double term = y * (y > 0 ? lo : up);
+    bound += term;
+    magnitude += std::abs(term);
+    for (int k = row_begin_[i]; k < row_begin_[i + 1]; ++k)
+      reduced[U(entry_col_[U(k)])] -= entry_val_[U(k)] * y;
+  }
+  for (size_t j = 0; j < columns_.size(); ++j) {
+    const double d = reduced[j];
+    const Column& c = columns_[j];
+    // The least d * x over the column's bounds.
+    if (d > 0 && !std::isfinite(c.lower)) return -kInf;
+    if (d < 0 && !std::isfinite(c.upper)) return -kInf;
+    const double least = d > 0 ? d * c.lower : d < 0 ? d * c.upper : 0.0;
+    bound += least;
+    const double range = std::max(std::isfinite(c.lower) ? std::abs(c.lower) : 0.0,
+                                  std::isfinite(c.upper) ? std::abs(c.upper) : 0.0);
+    magnitude += (std::abs(c.objective) + std::abs(d)) * range;
+  }
+  return bound - 1e-9 * magnitude;
+}
+
 void Problem::Load() {
   const int n = num_columns(), m = num_rows();
   prob_ = glp_create_prob();

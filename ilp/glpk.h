@@ -85,8 +85,8 @@ struct SolveResult {
   double seconds = 0.0;
   bool work_limited = false;  // a work limit (not the clock) ended the search early
   // The root LP's row duals, one per row, where it was solved to optimality (else empty):
-  // whatever GLPK's numerics, any non-negative duals of >= rows give a bound its caller can
-  // check itself (weak duality), where GLPK's own bound may not be trusted.
+  // Problem::DualBound turns them into a bound that holds whatever GLPK's numerics, where
+  // GLPK's own objective and bound may not be trusted.
   std::vector<double> row_duals;
   int glpk_return = 0;  // glp_intopt's (or glp_simplex's) return code, for messages
   std::string message;  // what happened, in words
@@ -125,6 +125,12 @@ class Problem {
   // Objective of an assignment, and the first violated row or bound (empty when feasible).
   double Objective(std::span<const double> values) const;
   std::string CheckFeasible(std::span<const double> values, double tolerance = 1e-6) const;
+  // A lower bound on the LP relaxation's optimum, so on every feasible point's objective,
+  // proven by weak duality from any row duals (SolveResult::row_duals): each dual is clipped to
+  // the sign its row's finite bounds allow, and the bound is computed here from the model, so
+  // GLPK's numerics cannot make it claim too much; what rounding in its sums could add is
+  // subtracted. -infinity where a column's infinite bound leaves the Lagrangian unbounded.
+  double DualBound(std::span<const double> row_duals) const;
 
   // Minimises. incumbent, when given, must be feasible (else std::invalid_argument); it is
   // handed to GLPK as a heuristic solution and the result is never worse than it. Can be

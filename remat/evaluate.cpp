@@ -21,6 +21,17 @@ double RecomputeCost(const Graph& graph, std::span<const OpId> schedule) {
   return cost;
 }
 
+Schedule Originals(const Graph& graph, std::span<const OpId> schedule) {
+  std::vector<char> seen(U(graph.num_ops()), 0);
+  Schedule originals;
+  for (OpId op : schedule)
+    if (!seen[U(op)]) {
+      seen[U(op)] = 1;
+      originals.push_back(op);
+    }
+  return originals;
+}
+
 Evaluated Evaluate(const Graph& graph, std::span<const OpId> schedule, const RematParams& params) {
   Evaluated e;
   e.rewritten = Rewrite(graph, schedule, params.rule);

@@ -40,6 +40,10 @@ Evaluated Evaluate(const Graph& graph, std::span<const OpId> schedule, const Rem
 // Recomputed cost of a schedule: the costs of every repeat.
 double RecomputeCost(const Graph& graph, std::span<const OpId> schedule);
 
+// A schedule's original computations: each op's first listing, in schedule order (the order
+// the schedule keeps).
+Schedule Originals(const Graph& graph, std::span<const OpId> schedule);
+
 struct MethodResult {
   std::string method;  // which method found it
   Schedule schedule;

@@ -14,7 +14,6 @@
 // below by its LP relaxation; copies' inputs, working memory and steps between originals are
 // left out, which is why it bounds and does not plan.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -61,7 +60,6 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
   // of the total (GLPK's tolerances then sit well below what is reported).
   auto percent = [&](OpId p) { return costs[U(p)] * 100 / total / storages_of[U(p)]; };
   ilp::Problem problem;
-  std::vector<double> charge;  // per column
   std::vector<std::vector<std::pair<int, Bytes>>> rows(excess_steps.size());
   for (StorageId s : model.planned) {
     const Storage& st = model.storages[U(s)];
@@ -73,10 +71,7 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
       for (Step t = at[j] + 1; t < at[j + 1]; ++t) {
         const int row = excess_row[U(t)];
         if (row < 0) continue;
-        if (column < 0) {
-          column = problem.AddColumn(ilp::ColumnKind::kContinuous, 0, 1, percent(p));
-          charge.push_back(percent(p));
-        }
+        if (column < 0) column = problem.AddColumn(ilp::ColumnKind::kContinuous, 0, 1, percent(p));
         rows[U(row)].emplace_back(column, st.size);
       }
     }
@@ -87,7 +82,6 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
     out.solver = "skipped: more nonzeros than order_bound.max_nonzeros";
     return out;
   }
-  std::vector<std::vector<std::pair<int, double>>> scaled;  // the rows as GLPK has them
   for (size_t r = 0; r < rows.size(); ++r) {
     const Bytes need = live[U(excess_steps[r])] - budget;
     Bytes can = 0;
@@ -104,35 +98,20 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
       row.emplace_back(column,
                        std::min(1.0, static_cast<double>(size) / static_cast<double>(need)));
     problem.AddRow(row, 1.0, std::numeric_limits<double>::infinity());
-    scaled.push_back(std::move(row));
   }
-  // The LP relaxation, and from its duals a bound checked here by weak duality: for any y >= 0,
-  // sum_r y_r - sum_j max(0, sum_r a_rj y_r - c_j) is at most the LP's optimum, so at most any
-  // schedule's charge. GLPK's own objective is not taken: on GPT-2 XL's rows (sizes of 10^8
-  // bytes against excesses of 10^9, before the rows were scaled) its simplex called a point
-  // optimal at 1.28% where a cover of 0.73% exists, and a branch and bound on it pruned by
-  // that (perf/RESULTS.md, "The in-order lower bound").
+  // The LP relaxation, and from its duals a bound proven by weak duality
+  // (ilp::Problem::DualBound). GLPK's own objective is not taken: on GPT-2 XL's rows (sizes of
+  // 10^8 bytes against excesses of 10^9, before the rows were scaled) its simplex called a point
+  // optimal at 1.28% where a cover of 0.73% exists, and a branch and bound on it pruned by that
+  // (perf/RESULTS.md, "The in-order lower bound").
   ilp::SolveParams sp;
   sp.time_limit_s = std::max(0.001, std::min(params.order_bound.time_limit_s, time_limit_s));
   sp.max_lp_iterations = params.order_bound.max_lp_iterations;
   const ilp::SolveResult r = problem.Solve(sp);
   out.solver = std::string(ilp::ToString(r.status));
-  if (r.row_duals.size() != scaled.size()) return out;  // no LP optimum: nothing proven
-  std::vector<double> reduced = charge;
-  double bound = 0, magnitude = 0;
-  for (size_t i = 0; i < scaled.size(); ++i) {
-    const double y = std::max(0.0, r.row_duals[i]);
-    bound += y;
-    magnitude += y;
-    for (const auto& [column, a] : scaled[i]) reduced[U(column)] -= a * y;
-  }
-  for (size_t j = 0; j < reduced.size(); ++j) {
-    bound += std::min(0.0, reduced[j]);
-    magnitude += charge[j] + std::abs(reduced[j]);
-  }
-  // Less what rounding in those sums could have added, and shaved as the compute bound is.
-  bound -= 1e-9 * magnitude;
-  out.overhead = std::max(0.0, bound / 100 * (1 - 1e-6));
+  if (r.row_duals.empty()) return out;  // no LP optimum: nothing proven
+  // Shaved as the compute bound is.
+  out.overhead = std::max(0.0, problem.DualBound(r.row_duals) / 100 * (1 - 1e-6));
   return out;
 }
 

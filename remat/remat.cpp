@@ -168,14 +168,7 @@ void BoundInOrder(const Context& ctx, Bytes budget, const RematParams& params,
   const Schedule order = result.start_order == params.base_order
                              ? ctx.start
                              : ScheduleOrder(result.start_order, ctx.graph, ctx.model);
-  std::vector<char> seen(U(ctx.graph.num_ops()), 0);
-  Schedule originals;
-  for (OpId o : result.schedule)
-    if (!seen[U(o)]) {
-      seen[U(o)] = 1;
-      originals.push_back(o);
-    }
-  if (originals != order) return;
+  if (detail::Originals(ctx.graph, result.schedule) != order) return;
   const OrderBound bound = InOrderLowerBound(ctx.graph, order, budget, params, TimeLeft(ctx));
   if (bound.infeasible)
     throw std::logic_error("remat: a plan fits a budget the in-order lower bound rules out");

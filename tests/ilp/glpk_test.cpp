@@ -55,6 +55,18 @@ TEST(Glpk, ReturnsTheRootLpsRowDuals) {
   EXPECT_NEAR(r.row_duals[0], 1.0, 1e-9);
   EXPECT_NEAR(r.row_duals[1], 2.0, 1e-9);
   EXPECT_NEAR(2 * r.row_duals[0] + 0.5 * r.row_duals[1], r.objective, 1e-9);
+  // Optimal duals prove the optimum; any others prove less, never more: (1, 0) proves 2 (x's
+  // reduced cost 0, y's 2, both least at 0); (5, -4) is clipped to (5, 0), whose reduced costs
+  // -4 and -2 are least at the upper bounds, 10: 10 - 40 - 20.
+  EXPECT_NEAR(p.DualBound(r.row_duals), 3.0, 1e-6);
+  EXPECT_NEAR(p.DualBound(std::vector<double>{1.0, 0.0}), 2.0, 1e-6);
+  EXPECT_NEAR(p.DualBound(std::vector<double>{5.0, -4.0}), -50.0, 1e-6);
+  // A negative reduced cost on a column without an upper bound proves nothing.
+  Problem q;
+  const int z = q.AddColumn(ColumnKind::kContinuous, 0, kInf, 1.0);
+  q.AddRow(std::vector<std::pair<int, double>>{{z, 1.0}}, 1.0, kInf);
+  EXPECT_EQ(q.DualBound(std::vector<double>{2.0}), -kInf);
+  EXPECT_NEAR(q.DualBound(std::vector<double>{1.0}), 1.0, 1e-6);
 }
 
 TEST(Glpk, ReportsInfeasibleModels) {

@@ -19,17 +19,7 @@
 namespace roam::remat {
 namespace {
 
-// The original computations of a schedule: each op's first listing.
-Schedule Originals(const Graph& g, const Schedule& s) {
-  std::vector<char> seen(U(g.num_ops()), 0);
-  Schedule out;
-  for (OpId o : s)
-    if (!seen[U(o)]) {
-      seen[U(o)] = 1;
-      out.push_back(o);
-    }
-  return out;
-}
+using detail::Originals;
 
 TEST(OrderBound, NeverAboveTheBruteForceOptimumInOrderAndInfeasibleOnlyWhereNothingFits) {
   std::vector<Graph> graphs;
