@@ -314,7 +314,6 @@ std::string Problem::CheckFeasible(std::span<const double> values, double tolera
 double Problem::DualBound(std::span<const double> row_duals) const {
   if (row_duals.size() != row_lower_.size())
     throw std::invalid_argument("DualBound: one dual per row is needed");
-  constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<double> reduced(columns_.size());
   for (size_t j = 0; j < columns_.size(); ++j) reduced[j] = columns_[j].objective;
   double bound = objective_constant_, magnitude = std::abs(objective_constant_);
