@@ -203,9 +203,17 @@ const std::vector<Field>& RematFields() {
           "remat.order_bound.enabled", "whether plans report the in-order lower bound",
           [](auto& p) -> auto& { return p.remat.order_bound.enabled; }),
       Int(
+          "remat.order_bound.max_nodes", 1, kMaxBytes,
+          "in-order bound: nodes of its branch and bound; 1 = the LP relaxation alone",
+          [](auto& p) -> auto& { return p.remat.order_bound.max_nodes; }),
+      Int(
           "remat.order_bound.max_lp_iterations", 0, kMaxBytes,
-          "in-order bound: simplex iterations of its LP; 0 = no limit",
+          "in-order bound: simplex iterations over all its nodes; 0 = no limit",
           [](auto& p) -> auto& { return p.remat.order_bound.max_lp_iterations; }),
+      Int(
+          "remat.order_bound.branch_max_nonzeros", 0, kMaxBytes,
+          "in-order bound: only its LP above this many nonzeros; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.order_bound.branch_max_nonzeros; }),
       Int(
           "remat.order_bound.max_nonzeros", 0, kMaxBytes,
           "in-order bound: skipped above this many LP nonzeros; 0 = no limit",

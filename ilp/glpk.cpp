@@ -52,6 +52,16 @@ bool RunTrapped(const std::function<void()>& body) {
   glp_error_hook(nullptr, nullptr);
   return true;
 }
+
+glp_prob* NewGlpProb() {
+  ++live_problems;
+  return glp_create_prob();
+}
+
+void DeleteGlpProb(glp_prob* prob) {
+  glp_delete_prob(prob);
+  if (--live_problems == 0) glp_free_env();
+}
 }  // namespace detail
 
 namespace {
@@ -312,8 +322,20 @@ std::string Problem::CheckFeasible(std::span<const double> values, double tolera
 }
 
 double Problem::DualBound(std::span<const double> row_duals) const {
+  std::vector<double> lower(columns_.size()), upper(columns_.size());
+  for (size_t j = 0; j < columns_.size(); ++j) {
+    lower[j] = columns_[j].lower;
+    upper[j] = columns_[j].upper;
+  }
+  return DualBound(row_duals, lower, upper);
+}
+
+double Problem::DualBound(std::span<const double> row_duals, std::span<const double> column_lower,
+                          std::span<const double> column_upper) const {
   if (row_duals.size() != row_lower_.size())
     throw std::invalid_argument("DualBound: one dual per row is needed");
+  if (column_lower.size() != columns_.size() || column_upper.size() != columns_.size())
+    throw std::invalid_argument("DualBound: two bounds per column are needed");
   std::vector<double> reduced(columns_.size());
   for (size_t j = 0; j < columns_.size(); ++j) reduced[j] = columns_[j].objective;
   double bound = objective_constant_, magnitude = std::abs(objective_constant_);
@@ -331,16 +353,15 @@ double Problem::DualBound(std::span<const double> row_duals) const {
       reduced[U(entry_col_[U(k)])] -= entry_val_[U(k)] * y;
   }
   for (size_t j = 0; j < columns_.size(); ++j) {
-    const double d = reduced[j];
-    const Column& c = columns_[j];
+    const double d = reduced[j], lo = column_lower[j], up = column_upper[j];
     // The least d * x over the column's bounds.
-    if (d > 0 && !std::isfinite(c.lower)) return -kInf;
-    if (d < 0 && !std::isfinite(c.upper)) return -kInf;
-    const double least = d > 0 ? d * c.lower : d < 0 ? d * c.upper : 0.0;
+    if (d > 0 && !std::isfinite(lo)) return -kInf;
+    if (d < 0 && !std::isfinite(up)) return -kInf;
+    const double least = d > 0 ? d * lo : d < 0 ? d * up : 0.0;
     bound += least;
-    const double range = std::max(std::isfinite(c.lower) ? std::abs(c.lower) : 0.0,
-                                  std::isfinite(c.upper) ? std::abs(c.upper) : 0.0);
-    magnitude += (std::abs(c.objective) + std::abs(d)) * range;
+    const double range =
+        std::max(std::isfinite(lo) ? std::abs(lo) : 0.0, std::isfinite(up) ? std::abs(up) : 0.0);
+    magnitude += (std::abs(columns_[j].objective) + std::abs(d)) * range;
   }
   return bound - 1e-9 * magnitude;
 }

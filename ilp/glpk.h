@@ -131,6 +131,26 @@ class Problem {
   // GLPK's numerics cannot make it claim too much; what rounding in its sums could add is
   // subtracted. -infinity where a column's infinite bound leaves the Lagrangian unbounded.
   double DualBound(std::span<const double> row_duals) const;
+  // The same where the columns' bounds are narrowed to [column_lower, column_upper] (a node of
+  // a branch and bound, ilp/proven_bound.h): a bound on every feasible point within them.
+  double DualBound(std::span<const double> row_duals, std::span<const double> column_lower,
+                   std::span<const double> column_upper) const;
+
+  // The model as added, for solvers of roam's own (ilp/proven_bound.h).
+  struct Column {
+    ColumnKind kind;
+    double lower, upper, objective;
+  };
+  const Column& column(int j) const { return columns_[static_cast<size_t>(j)]; }
+  double row_lower(int i) const { return row_lower_[static_cast<size_t>(i)]; }
+  double row_upper(int i) const { return row_upper_[static_cast<size_t>(i)]; }
+  std::span<const int> row_columns(int i) const {
+    return std::span<const int>(entry_col_).subspan(RowBegin(i), RowSize(i));
+  }
+  std::span<const double> row_values(int i) const {
+    return std::span<const double>(entry_val_).subspan(RowBegin(i), RowSize(i));
+  }
+  double objective_constant() const { return objective_constant_; }
 
   // Minimises. incumbent, when given, must be feasible (else std::invalid_argument); it is
   // handed to GLPK as a heuristic solution and the result is never worse than it. Can be
@@ -139,10 +159,10 @@ class Problem {
                     std::optional<std::span<const double>> incumbent = std::nullopt);
 
  private:
-  struct Column {
-    ColumnKind kind;
-    double lower, upper, objective;
-  };
+  size_t RowBegin(int i) const { return static_cast<size_t>(row_begin_[static_cast<size_t>(i)]); }
+  size_t RowSize(int i) const {
+    return static_cast<size_t>(row_begin_[static_cast<size_t>(i) + 1]) - RowBegin(i);
+  }
   void CheckThread() const;
   // Creates prob_ and loads the columns, rows and matrix into it.
   void Load();
@@ -164,6 +184,10 @@ namespace detail {
 // "GLPK failures"), so `body` must own nothing but GLPK objects and trivially destructible
 // locals. Problem::Solve runs GLPK through it; exposed for tests.
 bool RunTrapped(const std::function<void()>& body);
+// A glp_prob counted among this thread's live problems (its GLPK environment is freed when the
+// last one goes), and its release; for solvers beside Problem::Solve (ilp/proven_bound.cpp).
+glp_prob* NewGlpProb();
+void DeleteGlpProb(glp_prob* prob);
 }  // namespace detail
 
 }  // namespace roam::ilp

@@ -2,6 +2,7 @@
 // peak no schedule goes below, and the compute overhead no schedule within a budget goes below.
 #pragma once
 
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -48,15 +49,17 @@ OverheadBound OverheadLowerBound(const Graph& graph, Bytes budget, const RematPa
 // and Checkmate's problem, the input order kept (docs/remat.md, "The in-order lower bound").
 // At each step where the order's live bytes exceed the budget, storages not touched there free
 // the excess, and each storage evicted in a gap between two of its touches costs a computation
-// of its producer in that gap; the cheapest such cover is bounded by its LP relaxation's duals
-// (GLPK, within the work of params.order_bound), checked here by weak duality. It says nothing
-// about other orders.
+// of its producer in that gap; the cheapest such cover is bounded by a branch and bound whose
+// every node's bound is proven from its LP's duals by weak duality (ilp/proven_bound.h), within
+// the work of params.order_bound; it stops once it proves `enough` (a fraction, e.g. a plan's
+// overhead). It says nothing about other orders.
 struct OrderBound {
   double overhead = 0;      // fraction of the original total cost; 0 when nothing is proven
   bool infeasible = false;  // proven: no schedule keeping the order fits the budget
-  std::string solver;       // what GLPK said ("" where the order fits as it is)
+  std::string solver;       // how its search ended ("" where the order fits as it is)
 };
 OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, Bytes budget,
-                             const RematParams& params, double time_limit_s);
+                             const RematParams& params, double time_limit_s,
+                             double enough = std::numeric_limits<double>::infinity());
 
 }  // namespace roam::remat

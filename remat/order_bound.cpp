@@ -11,15 +11,17 @@
 // two of its touches) evicted somewhere needs a computation of its producer in that gap. One
 // computation of a producer serves at most one gap of each of its k storages, so each such
 // gap is charged 1/k of the producer's cost. The least charge is a covering problem, bounded
-// below by its LP relaxation; copies' inputs, working memory and steps between originals are
-// left out, which is why it bounds and does not plan.
+// below by a branch and bound over it whose every bound is proven; copies' inputs, working
+// memory and steps between originals are left out, which is why it bounds and does not plan.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "core/memory_model.h"
 #include "ilp/glpk.h"
+#include "ilp/proven_bound.h"
 #include "remat/bound.h"
 #include "remat/greedy_state.h"
 #include "remat/internal.h"
@@ -28,7 +30,7 @@
 namespace roam::remat {
 
 OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, Bytes budget,
-                             const RematParams& params, double time_limit_s) {
+                             const RematParams& params, double time_limit_s, double enough) {
   OrderBound out;
   const double total = TotalCost(graph);
   const int n = static_cast<int>(order.size());
@@ -71,7 +73,7 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
       for (Step t = at[j] + 1; t < at[j + 1]; ++t) {
         const int row = excess_row[U(t)];
         if (row < 0) continue;
-        if (column < 0) column = problem.AddColumn(ilp::ColumnKind::kContinuous, 0, 1, percent(p));
+        if (column < 0) column = problem.AddColumn(ilp::ColumnKind::kBinary, 0, 1, percent(p));
         rows[U(row)].emplace_back(column, st.size);
       }
     }
@@ -99,19 +101,23 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
                        std::min(1.0, static_cast<double>(size) / static_cast<double>(need)));
     problem.AddRow(row, 1.0, std::numeric_limits<double>::infinity());
   }
-  // The LP relaxation, and from its duals a bound proven by weak duality
-  // (ilp::Problem::DualBound). GLPK's own objective is not taken: on GPT-2 XL's rows (sizes of
-  // 10^8 bytes against excesses of 10^9, before the rows were scaled) its simplex called a point
-  // optimal at 1.28% where a cover of 0.73% exists, and a branch and bound on it pruned by that
-  // (perf/RESULTS.md, "The in-order lower bound").
-  ilp::SolveParams sp;
-  sp.time_limit_s = std::max(0.001, std::min(params.order_bound.time_limit_s, time_limit_s));
-  sp.max_lp_iterations = params.order_bound.max_lp_iterations;
-  const ilp::SolveResult r = problem.Solve(sp);
-  out.solver = std::string(ilp::ToString(r.status));
-  if (r.row_duals.empty()) return out;  // no LP optimum: nothing proven
-  // Shaved as the compute bound is.
-  out.overhead = std::max(0.0, problem.DualBound(r.row_duals) / 100 * (1 - 1e-6));
+  // The cover's least charge, bounded by a branch and bound whose every node's bound roam
+  // proves from GLPK's duals by weak duality (ilp::ProveLowerBound). GLPK's own objective is not
+  // taken: on GPT-2 XL's rows (sizes of 10^8 bytes against excesses of 10^9, before the rows
+  // were scaled) its simplex called a point optimal at 1.28% where a cover of 0.73% exists, and
+  // its branch and bound pruned by that (perf/RESULTS.md, "The in-order lower bound").
+  ilp::ProvenBoundParams bp;
+  const bool branch = params.order_bound.branch_max_nonzeros == 0 ||
+                      entries <= params.order_bound.branch_max_nonzeros;
+  bp.max_nodes = branch ? std::max<std::int64_t>(1, params.order_bound.max_nodes) : 1;
+  bp.max_lp_iterations = params.order_bound.max_lp_iterations;
+  bp.time_limit_s = std::max(0.001, std::min(params.order_bound.time_limit_s, time_limit_s));
+  bp.enough = enough * 100;
+  const ilp::ProvenBound b = ilp::ProveLowerBound(problem, bp);
+  out.solver = b.message;
+  // Every column at 1 covers every row (can >= need above), so the cover exists: a bound that
+  // is not finite proves nothing here. Shaved as the compute bound is.
+  if (std::isfinite(b.bound)) out.overhead = std::max(0.0, b.bound / 100 * (1 - 1e-6));
   return out;
 }
 

@@ -194,10 +194,16 @@ struct OverheadBoundParams {
 // with every plan whose original computations keep its start order.
 struct OrderBoundParams {
   bool enabled = true;
-  // Its work: GLPK's simplex iterations of its LP relaxation (0: no limit), so that the bound
-  // is the same on any machine; out of work, nothing is proven (0). time_limit_s is an outer
-  // cap (also capped by the plan's time limit).
+  // Its work, so that the bound is the same on any machine: nodes of its branch and bound (1:
+  // the LP relaxation alone) and GLPK's simplex iterations over all of them (0: no limit); out
+  // of work, what the nodes solved prove stands (nothing before the root LP is solved).
+  // time_limit_s is an outer cap (also capped by the plan's time limit).
+  std::int64_t max_nodes = 200;
   std::int64_t max_lp_iterations = 100000;
+  // Above this many nonzeros only the LP relaxation is solved (one node): on GPT-2 XL at 90%
+  // (633,489) 200 nodes took 8 s more and proved nothing more; on random layered graphs (at most
+  // a few thousand) branching raised every bound (perf/RESULTS.md, "The in-order lower bound").
+  std::int64_t branch_max_nonzeros = 100'000;
   // It is skipped where its LP has more nonzeros than this (0: no limit): steps above the
   // budget times the storages evictable there. ResNet-50 at batch 32 at one third: 155,222
   // (0.5 s); GPT-2 XL at 90%: 633,489 (2.4 s); at half: 3,180,189, whose LP did not finish

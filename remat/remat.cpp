@@ -169,7 +169,8 @@ void BoundInOrder(const Context& ctx, Bytes budget, const RematParams& params,
                              ? ctx.start
                              : ScheduleOrder(result.start_order, ctx.graph, ctx.model);
   if (detail::Originals(ctx.graph, result.schedule) != order) return;
-  const OrderBound bound = InOrderLowerBound(ctx.graph, order, budget, params, TimeLeft(ctx));
+  const OrderBound bound =
+      InOrderLowerBound(ctx.graph, order, budget, params, TimeLeft(ctx), result.compute_overhead);
   if (bound.infeasible)
     throw std::logic_error("remat: a plan fits a budget the in-order lower bound rules out");
   result.order_lower_bound = std::max(result.order_lower_bound, bound.overhead);

@@ -30,6 +30,8 @@ TEST(OrderBound, NeverAboveTheBruteForceOptimumInOrderAndInfeasibleOnlyWhereNoth
     graphs.push_back(testing::RandomGraph(rng, {.ops = 6, .max_size = 60}));
   RematParams params;
   params.alignment = 1;
+  RematParams lp_only = params;  // the LP relaxation alone: one node
+  lp_only.order_bound.max_nodes = 1;
   int positive = 0, tight = 0, infeasible = 0;
   for (const Graph& g : graphs) {
     const double total = TotalCost(g);
@@ -55,6 +57,9 @@ TEST(OrderBound, NeverAboveTheBruteForceOptimumInOrderAndInfeasibleOnlyWhereNoth
       EXPECT_LE(bound.overhead * total, optimum + 1e-9);
       if (bound.overhead > 0) ++positive;
       if (optimum > 0 && bound.overhead * total >= optimum * (1 - 1e-5)) ++tight;
+      // Branching never proves less than the LP relaxation it starts from.
+      EXPECT_GE(bound.overhead,
+                InOrderLowerBound(g, base, budget, lp_only, 30).overhead * (1 - 1e-6));
     }
   }
   // Not trivially 0, exact on some budgets, and it proves some budgets out of reach.
@@ -63,21 +68,31 @@ TEST(OrderBound, NeverAboveTheBruteForceOptimumInOrderAndInfeasibleOnlyWhereNoth
   EXPECT_GE(infeasible, 5);
 }
 
-TEST(OrderBound, ZeroWhereTheOrderFitsAndGrowsAsTheBudgetFalls) {
+TEST(OrderBound, ZeroWhereTheOrderFitsGrowsAsTheBudgetFallsAndBranchingProvesMore) {
   const Graph g = testing::RandomLayered({.nodes = 100}, 100);
   RematParams params;
   params.alignment = 1;
   const Schedule base = detail::BaseSchedule(g, params);
+  RematParams lp_only = params;
+  lp_only.order_bound.max_nodes = 1;
   const Bytes no_remat = NoRematPeak(g, params);
   EXPECT_EQ(InOrderLowerBound(g, base, no_remat, params, 30).overhead, 0.0);
   double last = 0;
+  int branched = 0;
   for (double ratio : {0.95, 0.9, 0.85, 0.8}) {
-    const OrderBound b = InOrderLowerBound(g, base, *BudgetOfRatio(no_remat, ratio), params, 30);
+    const Bytes budget = *BudgetOfRatio(no_remat, ratio);
+    const OrderBound b = InOrderLowerBound(g, base, budget, params, 30);
     ASSERT_FALSE(b.infeasible);
     EXPECT_GE(b.overhead, last * (1 - 1e-6));
     last = b.overhead;
+    // Branching (max_nodes) proves more than the LP relaxation here: copies of one producer
+    // serve several gaps only fractionally in the LP.
+    const double lp = InOrderLowerBound(g, base, budget, lp_only, 30).overhead;
+    EXPECT_GE(b.overhead, lp * (1 - 1e-6));
+    branched += b.overhead > lp * (1 + 1e-3);
   }
   EXPECT_GT(last, 0.0);
+  EXPECT_GE(branched, 2);
 }
 
 // MOCCASIN's problem (the input order kept): the compute lower bound is 0 on these graphs
