@@ -157,8 +157,12 @@ void Callback(glp_tree* tree, void* info) {
   }
 }
 
-// Milliseconds of the root LP between two looks at the stop flag and the deadline.
-constexpr int kLpSliceMs = 200;
+// Simplex iterations of the root LP between two looks at the stop flag and the deadline. In
+// iterations, not milliseconds: where a slice ends changes the simplex's path (each slice
+// resumes from the basis the last one left, the first one's presolved work is lost), and slices
+// of 200 ms made GPT-2 XL's compute lower bound, and so its plan, depend on the machine's load
+// (perf/RESULTS.md, "The root LP in slices of work").
+constexpr int kLpSliceIterations = 5000;
 
 int RemainingMs(Clock::time_point deadline) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -480,15 +484,16 @@ SolveResult Problem::Solve(const SolveParams& params,
     const std::int64_t it_cap = params.max_lp_iterations > 0
                                     ? std::min<std::int64_t>(params.max_lp_iterations, INT_MAX)
                                     : std::int64_t{INT_MAX};
+    auto spent = [&] { return static_cast<std::int64_t>(glp_get_it_cnt(prob_)); };
     auto slice_limits = [&] {
-      smcp.tm_lim = std::min(RemainingMs(deadline), kLpSliceMs);
+      smcp.tm_lim = RemainingMs(deadline);
       smcp.it_lim = static_cast<int>(
-          std::max<std::int64_t>(1, it_cap - static_cast<std::int64_t>(glp_get_it_cnt(prob_))));
+          std::clamp<std::int64_t>(it_cap - spent(), 1, std::int64_t{kLpSliceIterations}));
     };
     glp_set_it_cnt(prob_, 0);
     slice_limits();
     ret = glp_simplex(prob_, &smcp);
-    while (ret == GLP_ETMLIM && Clock::now() < deadline &&
+    while (ret == GLP_EITLIM && spent() < it_cap && Clock::now() < deadline &&
            !(params.stop != nullptr && params.stop->load())) {
       smcp.presolve = GLP_OFF;
       slice_limits();
@@ -498,9 +503,9 @@ SolveResult Problem::Solve(const SolveParams& params,
         ret = glp_simplex(prob_, &smcp);
       }
     }
-    if (ret == GLP_EITLIM) {  // out of work on the root LP: as out of time, no bound
+    if (ret == GLP_EITLIM) {  // out of work (or of time between slices): no bound
+      state.work_limited = spent() >= it_cap;
       ret = GLP_ETMLIM;
-      state.work_limited = true;
     }
     if (ret == 0 && glp_get_status(prob_) == GLP_NOFEAS) ret = GLP_ENOPFS;
     if (ret == 0 && glp_get_status(prob_) != GLP_OPT) ret = GLP_EFAIL;

@@ -5,6 +5,7 @@
 // schedule fixed (docs/remat.md, "blocks").
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -27,10 +28,13 @@ struct Option {
 
 // The cheapest subsets of options whose summed freed bytes cover every deficit, cheaper
 // than limit, by depth-first branch and bound (options sorted dearest first, so the cost
-// bound prunes early); at most max_nodes nodes. Skips the subsets in banned.
+// bound prunes early); at most max_nodes nodes, fewer once out_of_time says so (a node costs a
+// pass over the excess steps: on GPT-2 XL at half one search took seconds past the deadline).
+// Skips the subsets in banned.
 std::vector<char> CheapestCover(const std::vector<Option>& options,
                                 const std::vector<Bytes>& deficit, double limit,
-                                const std::vector<std::vector<char>>& banned, int64_t max_nodes) {
+                                const std::vector<std::vector<char>>& banned, int64_t max_nodes,
+                                const std::function<bool()>& out_of_time) {
   const size_t k = options.size(), m = deficit.size();
   // suffix[i][s]: what options i.. can free at step s at most.
   std::vector<std::vector<Bytes>> suffix(k + 1, std::vector<Bytes>(m, 0));
@@ -43,6 +47,10 @@ std::vector<char> CheapestCover(const std::vector<Option>& options,
   int64_t nodes = 0;
   auto dfs = [&](auto&& self, size_t i, double cost) -> void {
     if (++nodes > max_nodes || cost >= best_cost) return;
+    if (nodes % 1024 == 0 && out_of_time()) {
+      nodes = max_nodes;
+      return;
+    }
     bool done = true;
     for (size_t s = 0; s < m; ++s) {
       if (covered[s] >= deficit[s]) continue;
@@ -72,8 +80,13 @@ std::vector<char> CheapestCover(const std::vector<Option>& options,
 
 class BlockPass {
  public:
-  BlockPass(const Graph& graph, const RematParams& params, Bytes budget)
-      : graph_(graph), params_(params), budget_(budget), greedy_(graph, params) {}
+  BlockPass(const Graph& graph, const RematParams& params, Bytes budget,
+            std::function<bool()> out_of_time)
+      : graph_(graph),
+        params_(params),
+        budget_(budget),
+        out_of_time_(std::move(out_of_time)),
+        greedy_(graph, params) {}
 
   // Re-chooses group g's recomputations in schedule; true (and schedule replaced) when a
   // cheaper schedule within the budget was found.
@@ -143,8 +156,8 @@ class BlockPass {
                      [](const Option& a, const Option& b) { return a.c.cost > b.c.cost; });
     std::vector<std::vector<char>> banned;
     for (int attempt = 0; attempt < params_.blocks.verifications; ++attempt) {
-      std::vector<char> pick =
-          CheapestCover(options, deficit, removed, banned, params_.blocks.search_nodes);
+      std::vector<char> pick = CheapestCover(options, deficit, removed, banned,
+                                             params_.blocks.search_nodes, out_of_time_);
       if (pick.empty()) return false;
       banned.push_back(pick);
       std::vector<const Candidate*> chosen;
@@ -240,6 +253,7 @@ class BlockPass {
   const Graph& graph_;
   const RematParams& params_;
   Bytes budget_;
+  std::function<bool()> out_of_time_;
   GreedyTools greedy_;
 };
 
@@ -291,7 +305,7 @@ MethodResult ImproveByBlocks(const Graph& graph, const Schedule& start,
   int num_groups = 0;
   const std::vector<int> group_of_op = GroupOfOp(graph, params, start, num_groups, partition);
   if (num_groups == 0) return incumbent;
-  BlockPass pass(graph, params, budget);
+  BlockPass pass(graph, params, budget, out_of_time);
   Schedule schedule = incumbent.schedule;
   bool changed = false;
   for (int round = 0; round < params.blocks.rounds && !out_of_time(); ++round) {
