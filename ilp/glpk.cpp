@@ -53,6 +53,14 @@ bool RunTrapped(const std::function<void()>& body) {
   return true;
 }
 
+int BoundType(double lower, double upper) {
+  const bool has_lower = std::isfinite(lower), has_upper = std::isfinite(upper);
+  if (has_lower && has_upper) return lower == upper ? GLP_FX : GLP_DB;
+  if (has_lower) return GLP_LO;
+  if (has_upper) return GLP_UP;
+  return GLP_FR;
+}
+
 glp_prob* NewGlpProb() {
   ++live_problems;
   return glp_create_prob();
@@ -167,14 +175,6 @@ constexpr int kLpSliceIterations = 5000;
 int RemainingMs(Clock::time_point deadline) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return static_cast<int>(std::clamp<long long>(ms, 1, INT_MAX));
-}
-
-int BoundType(double lower, double upper) {
-  const bool has_lower = std::isfinite(lower), has_upper = std::isfinite(upper);
-  if (has_lower && has_upper) return lower == upper ? GLP_FX : GLP_DB;
-  if (has_lower) return GLP_LO;
-  if (has_upper) return GLP_UP;
-  return GLP_FR;
 }
 
 }  // namespace
@@ -381,13 +381,13 @@ void Problem::Load() {
   for (int j = 0; j < n; ++j) {
     const Column& c = columns_[U(j)];
     glp_set_col_kind(prob_, j + 1, c.kind == ColumnKind::kContinuous ? GLP_CV : GLP_IV);
-    glp_set_col_bnds(prob_, j + 1, BoundType(c.lower, c.upper),
+    glp_set_col_bnds(prob_, j + 1, detail::BoundType(c.lower, c.upper),
                      std::isfinite(c.lower) ? c.lower : 0, std::isfinite(c.upper) ? c.upper : 0);
     glp_set_obj_coef(prob_, j + 1, c.objective);
   }
   for (int i = 0; i < m; ++i) {
     const double lo = row_lower_[U(i)], up = row_upper_[U(i)];
-    glp_set_row_bnds(prob_, i + 1, BoundType(lo, up), std::isfinite(lo) ? lo : 0,
+    glp_set_row_bnds(prob_, i + 1, detail::BoundType(lo, up), std::isfinite(lo) ? lo : 0,
                      std::isfinite(up) ? up : 0);
   }
   std::vector<int> ia(1, 0), ja(1, 0);

@@ -188,6 +188,8 @@ bool RunTrapped(const std::function<void()>& body);
 // last one goes), and its release; for solvers beside Problem::Solve (ilp/proven_bound.cpp).
 glp_prob* NewGlpProb();
 void DeleteGlpProb(glp_prob* prob);
+// GLPK's bound type (GLP_FX, GLP_DB, GLP_LO, GLP_UP or GLP_FR) for bounds that may be infinite.
+int BoundType(double lower, double upper);
 }  // namespace detail
 
 }  // namespace roam::ilp

@@ -20,16 +20,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // An integer column's LP value this close to an integer counts as that integer.
 constexpr double kIntegral = 1e-6;
 
-int BoundType(double lower, double upper) {
-  const bool has_lower = std::isfinite(lower), has_upper = std::isfinite(upper);
-  if (has_lower && has_upper) return lower == upper ? GLP_FX : GLP_DB;
-  if (has_lower) return GLP_LO;
-  if (has_upper) return GLP_UP;
-  return GLP_FR;
-}
-
 void SetColumnBounds(glp_prob* prob, int j, double lower, double upper) {
-  glp_set_col_bnds(prob, j + 1, BoundType(lower, upper), std::isfinite(lower) ? lower : 0,
+  glp_set_col_bnds(prob, j + 1, detail::BoundType(lower, upper), std::isfinite(lower) ? lower : 0,
                    std::isfinite(upper) ? upper : 0);
 }
 
@@ -136,7 +128,7 @@ void Search::Load() {
   std::vector<double> ar(1, 0.0);
   for (int i = 0; i < m_; ++i) {
     const double lo = problem_.row_lower(i), up = problem_.row_upper(i);
-    glp_set_row_bnds(prob_, i + 1, BoundType(lo, up), std::isfinite(lo) ? lo : 0,
+    glp_set_row_bnds(prob_, i + 1, detail::BoundType(lo, up), std::isfinite(lo) ? lo : 0,
                      std::isfinite(up) ? up : 0);
     const auto columns = problem_.row_columns(i);
     const auto values = problem_.row_values(i);
