@@ -61,11 +61,6 @@ int BoundType(double lower, double upper) {
   return GLP_FR;
 }
 
-glp_prob* NewGlpProb() {
-  ++live_problems;
-  return glp_create_prob();
-}
-
 void DeleteGlpProb(glp_prob* prob) {
   glp_delete_prob(prob);
   if (--live_problems == 0) glp_free_env();
@@ -370,24 +365,24 @@ double Problem::DualBound(std::span<const double> row_duals, std::span<const dou
   return bound - 1e-9 * magnitude;
 }
 
-void Problem::Load() {
+glp_prob* Problem::LoadIntoGlpk() const {
   const int n = num_columns(), m = num_rows();
-  prob_ = glp_create_prob();
+  glp_prob* prob = glp_create_prob();
   ++live_problems;
-  glp_set_obj_dir(prob_, GLP_MIN);
-  if (n > 0) glp_add_cols(prob_, n);
-  if (m > 0) glp_add_rows(prob_, m);
-  glp_set_obj_coef(prob_, 0, objective_constant_);
+  glp_set_obj_dir(prob, GLP_MIN);
+  if (n > 0) glp_add_cols(prob, n);
+  if (m > 0) glp_add_rows(prob, m);
+  glp_set_obj_coef(prob, 0, objective_constant_);
   for (int j = 0; j < n; ++j) {
     const Column& c = columns_[U(j)];
-    glp_set_col_kind(prob_, j + 1, c.kind == ColumnKind::kContinuous ? GLP_CV : GLP_IV);
-    glp_set_col_bnds(prob_, j + 1, detail::BoundType(c.lower, c.upper),
+    glp_set_col_kind(prob, j + 1, c.kind == ColumnKind::kContinuous ? GLP_CV : GLP_IV);
+    glp_set_col_bnds(prob, j + 1, detail::BoundType(c.lower, c.upper),
                      std::isfinite(c.lower) ? c.lower : 0, std::isfinite(c.upper) ? c.upper : 0);
-    glp_set_obj_coef(prob_, j + 1, c.objective);
+    glp_set_obj_coef(prob, j + 1, c.objective);
   }
   for (int i = 0; i < m; ++i) {
     const double lo = row_lower_[U(i)], up = row_upper_[U(i)];
-    glp_set_row_bnds(prob_, i + 1, detail::BoundType(lo, up), std::isfinite(lo) ? lo : 0,
+    glp_set_row_bnds(prob, i + 1, detail::BoundType(lo, up), std::isfinite(lo) ? lo : 0,
                      std::isfinite(up) ? up : 0);
   }
   std::vector<int> ia(1, 0), ja(1, 0);
@@ -402,7 +397,8 @@ void Problem::Load() {
       ar.push_back(entry_val_[U(k)]);
     }
   }
-  glp_load_matrix(prob_, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+  glp_load_matrix(prob, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+  return prob;
 }
 
 SolveResult Problem::Solve(const SolveParams& params,
@@ -451,7 +447,7 @@ SolveResult Problem::Solve(const SolveParams& params,
   }
 
   // Load the model once, into a glp_prob that lives only during this call (see RunTrapped).
-  Load();
+  prob_ = LoadIntoGlpk();
 
   TermSink sink;
   sink.log = &params.log;

@@ -151,6 +151,9 @@ class Problem {
     return std::span<const double>(entry_val_).subspan(RowBegin(i), RowSize(i));
   }
   double objective_constant() const { return objective_constant_; }
+  // A new glp_prob holding the model, counted among this thread's live problems (release it
+  // with detail::DeleteGlpProb); Solve loads its own through it, and so do solvers beside it.
+  glp_prob* LoadIntoGlpk() const;
 
   // Minimises. incumbent, when given, must be feasible (else std::invalid_argument); it is
   // handed to GLPK as a heuristic solution and the result is never worse than it. Can be
@@ -164,8 +167,6 @@ class Problem {
     return static_cast<size_t>(row_begin_[static_cast<size_t>(i) + 1]) - RowBegin(i);
   }
   void CheckThread() const;
-  // Creates prob_ and loads the columns, rows and matrix into it.
-  void Load();
 
   glp_prob* prob_ = nullptr;
   std::thread::id owner_;
@@ -184,9 +185,8 @@ namespace detail {
 // "GLPK failures"), so `body` must own nothing but GLPK objects and trivially destructible
 // locals. Problem::Solve runs GLPK through it; exposed for tests.
 bool RunTrapped(const std::function<void()>& body);
-// A glp_prob counted among this thread's live problems (its GLPK environment is freed when the
-// last one goes), and its release; for solvers beside Problem::Solve (ilp/proven_bound.cpp).
-glp_prob* NewGlpProb();
+// Releases a glp_prob from Problem::LoadIntoGlpk; the thread's GLPK environment is freed when
+// its last live problem goes.
 void DeleteGlpProb(glp_prob* prob);
 // GLPK's bound type (GLP_FX, GLP_DB, GLP_LO, GLP_UP or GLP_FR) for bounds that may be infinite.
 int BoundType(double lower, double upper);

@@ -98,8 +98,7 @@ class Search {
 };
 
 void Search::Load() {
-  prob_ = detail::NewGlpProb();
-  glp_set_obj_dir(prob_, GLP_MIN);
+  prob_ = problem_.LoadIntoGlpk();
   lower_.resize(U(n_));
   upper_.resize(U(n_));
   double least = problem_.objective_constant();
@@ -116,40 +115,19 @@ void Search::Load() {
   if (std::isnan(most_) || std::isnan(least)) most_ = least = kInf;
   // An elastic row's slack costs more than any feasible point can, so that the elastic LP of
   // a feasible node keeps its optimum; where the objective is unbounded there is no such cost.
-  const double penalty = std::isfinite(most_) ? 1e3 * (1 + most_ - least) : 0;
-  if (n_ > 0) glp_add_cols(prob_, n_);
-  if (m_ > 0) glp_add_rows(prob_, m_);
-  glp_set_obj_coef(prob_, 0, problem_.objective_constant());
-  for (int j = 0; j < n_; ++j) {
-    SetColumnBounds(prob_, j, lower_[U(j)], upper_[U(j)]);
-    glp_set_obj_coef(prob_, j + 1, problem_.column(j).objective);
-  }
-  std::vector<int> ia(1, 0), ja(1, 0);
-  std::vector<double> ar(1, 0.0);
-  for (int i = 0; i < m_; ++i) {
-    const double lo = problem_.row_lower(i), up = problem_.row_upper(i);
-    glp_set_row_bnds(prob_, i + 1, detail::BoundType(lo, up), std::isfinite(lo) ? lo : 0,
-                     std::isfinite(up) ? up : 0);
-    const auto columns = problem_.row_columns(i);
-    const auto values = problem_.row_values(i);
-    for (size_t k = 0; k < columns.size(); ++k) {
-      ia.push_back(i + 1);
-      ja.push_back(columns[k] + 1);
-      ar.push_back(values[k]);
-    }
-    if (penalty <= 0) continue;
+  if (!std::isfinite(most_)) return;
+  const double penalty = 1e3 * (1 + most_ - least);
+  for (int i = 0; i < m_; ++i)
     for (double sign : {1.0, -1.0}) {
-      if (!std::isfinite(sign > 0 ? lo : up)) continue;
+      if (!std::isfinite(sign > 0 ? problem_.row_lower(i) : problem_.row_upper(i))) continue;
       const int slack = glp_add_cols(prob_, 1);
       slack_.push_back(slack - 1);
       glp_set_col_bnds(prob_, slack, GLP_FX, 0, 0);
       glp_set_obj_coef(prob_, slack, penalty);
-      ia.push_back(i + 1);
-      ja.push_back(slack);
-      ar.push_back(sign);
+      const int row[2] = {0, i + 1};
+      const double value[2] = {0, sign};
+      glp_set_mat_col(prob_, slack, 1, row, value);
     }
-  }
-  glp_load_matrix(prob_, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
 }
 
 bool Search::OutOfWork() const {
