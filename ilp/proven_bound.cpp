@@ -8,6 +8,8 @@
 #include <climits>
 #include <cmath>
 #include <queue>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "core/types.h"
@@ -235,7 +237,8 @@ void Search::Place(NodeLp lp, std::vector<Range> ranges, double parent_bound) {
     closed_floor_ = std::min(closed_floor_, bound);
     return;
   }
-  // The most fractional integer column, the lowest index among equals; and the two roundings
+  // The most fractional integer column (of those marked branch_first, if any is fractional),
+  // the lowest index among equals; and the two roundings
   // of the LP point, which may be feasible points.
   int branch = -1;
   double worst = kIntegral;
@@ -245,7 +248,9 @@ void Search::Place(NodeLp lp, std::vector<Range> ranges, double parent_bound) {
     const double v = lp.x[U(j)];
     down[U(j)] = std::max(lower_[U(j)], std::floor(v + kIntegral));
     up[U(j)] = std::min(upper_[U(j)], std::ceil(v - kIntegral));
-    const double fraction = std::min(v - std::floor(v), std::ceil(v) - v);
+    double fraction = std::min(v - std::floor(v), std::ceil(v) - v);
+    if (fraction > kIntegral && !params_.branch_first.empty() && params_.branch_first[U(j)])
+      fraction += 1;  // before every column not marked
     if (fraction > worst) {
       worst = fraction;
       branch = j;
@@ -316,6 +321,11 @@ ProvenBound Search::Run() {
 }  // namespace
 
 ProvenBound ProveLowerBound(const Problem& problem, const ProvenBoundParams& params) {
+  if (!params.branch_first.empty() &&
+      params.branch_first.size() != static_cast<size_t>(problem.num_columns()))
+    throw std::invalid_argument("ilp::ProveLowerBound: branch_first has " +
+                                std::to_string(params.branch_first.size()) + " entries for " +
+                                std::to_string(problem.num_columns()) + " columns");
   if (problem.num_columns() == 0) {
     ProvenBound out;
     out.complete = true;

@@ -39,6 +39,10 @@ struct ProvenBoundParams {
   // it are not split, and the search ends once the bound reaches it.
   double enough = std::numeric_limits<double>::infinity();
   const std::atomic<bool>* stop = nullptr;  // set by another thread: end as at the time limit
+  // Per column (or empty): the integer columns to branch on while any of them is fractional,
+  // before the others. Where some columns decide the rest (the in-order bound's copy counts
+  // decide its evictions), branching on them first closes the search in fewer nodes.
+  std::vector<char> branch_first;
 };
 
 struct ProvenBound {

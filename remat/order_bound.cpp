@@ -7,12 +7,19 @@
 // copy of it, the same bytes) or made again after it by a copy of its root's producer, before
 // the next original that touches it. A storage touched at t, or a graph output (never
 // recomputed), is resident. So at each step where the base order's live bytes exceed the
-// budget, the storages evicted there free at least the excess, and each (storage, gap between
-// two of its touches) evicted somewhere needs a computation of its producer in that gap. One
-// computation of a producer serves at most one gap of each of its k storages, so each such
-// gap is charged 1/k of the producer's cost. The least charge is a covering problem, bounded
-// below by a branch and bound over it whose every bound is proven; copies' inputs, working
-// memory and steps between originals are left out, which is why it bounds and does not plan.
+// budget (a row), the storages evicted there free at least the excess, and a (storage, gap
+// between two of its touches) evicted at some row of the gap needs a copy of its producer
+// after that row and before the gap ends: in the window from the gap's first row on. Copies
+// are counted per op and window, so one copy serves every window it lies in and none is
+// counted twice.
+//
+// The copy's inputs (copy_inputs): an input the order has freed before the gap's first row is
+// resident at the copy, so either it is resident at that row (held, or made before it: its bytes
+// count there against the excess) or a copy of its producer runs after that row, within the
+// window. Reading any real schedule this way gives a point of the model at no more cost, so the
+// model's least cost bounds the schedule's. The inputs' own inputs, the copies' working memory,
+// a hold's bytes at rows other than the gap's first, and the steps between originals are left
+// out, which is why it bounds and does not plan.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -52,34 +59,121 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
   for (int t = 0; t < n; ++t)
     for (StorageId s : model.Touches(order[U(t)])) touched[U(s)].push_back(t);
   const std::vector<char> recomputable = detail::MakeOpFlags(graph, params).recomputable;
-  std::vector<int> storages_of(U(graph.num_ops()), 0);  // planned storages each op makes
-  for (StorageId s : model.planned) {
-    const OpId p = graph.tensors[U(model.storages[U(s)].root)].producer;
-    if (p != kNoOp) ++storages_of[U(p)];
-  }
   const std::vector<double> costs = detail::OpCosts(graph);
-  // What evicting a storage for a gap is charged: its share of its producer's cost, in percent
-  // of the total (GLPK's tolerances then sit well below what is reported).
-  auto percent = [&](OpId p) { return costs[U(p)] * 100 / total / storages_of[U(p)]; };
+  const int excess = static_cast<int>(excess_steps.size());
+
+  // Evictions: a binary per (storage, gap between two of its touches) with steps above the
+  // budget in it, those steps' rows k in [first, last].
+  struct Eviction {
+    StorageId storage;
+    OpId producer;
+    int first, last;
+    int column;
+  };
   ilp::Problem problem;
-  std::vector<std::vector<std::pair<int, Bytes>>> rows(excess_steps.size());
+  std::vector<Eviction> evictions;
   for (StorageId s : model.planned) {
     const Storage& st = model.storages[U(s)];
     const OpId p = graph.tensors[U(st.root)].producer;
     if (st.output || p == kNoOp || !recomputable[U(p)]) continue;
     const std::vector<Step>& at = touched[U(s)];
     for (size_t j = 0; j + 1 < at.size(); ++j) {
-      int column = -1;
-      for (Step t = at[j] + 1; t < at[j + 1]; ++t) {
-        const int row = excess_row[U(t)];
-        if (row < 0) continue;
-        if (column < 0) column = problem.AddColumn(ilp::ColumnKind::kBinary, 0, 1, percent(p));
-        rows[U(row)].emplace_back(column, st.size);
-      }
+      int first = -1, last = -1;
+      for (Step t = at[j] + 1; t < at[j + 1]; ++t)
+        if (excess_row[U(t)] >= 0) {
+          if (first < 0) first = excess_row[U(t)];
+          last = excess_row[U(t)];
+        }
+      if (first >= 0)
+        evictions.push_back({s, p, first, last, problem.AddColumn(ilp::ColumnKind::kBinary, 0, 1)});
     }
   }
+  // A copy needed in the window [first, last]: after the step of row `first` and before the one
+  // of row last + 1. Per op, U(b) counts its copies after row 0's step and before row b + 1's
+  // (integer, nondecreasing in b), so copies in a window are U(last) - U(first - 1), one copy
+  // serves every window it lies in, and the op's copies cost U at its last breakpoint.
+  struct Need {
+    int eviction;
+    OpId op;   // a copy of it in the window, or
+    int hold;  // the input's storage resident at the window's first row (-1: no such choice)
+  };
+  std::vector<Need> needs;
+  // Holds: a storage the order has freed, resident at a row's step (more bytes there).
+  std::vector<std::vector<std::pair<int, Bytes>>> held(U(excess));
+  std::vector<std::vector<std::pair<StorageId, int>>> hold_of(U(excess));
+  auto hold = [&](StorageId s, int row) {
+    for (const auto& [storage, column] : hold_of[U(row)])
+      if (storage == s) return column;
+    const int column = problem.AddColumn(ilp::ColumnKind::kBinary, 0, 1);
+    hold_of[U(row)].emplace_back(s, column);
+    held[U(row)].emplace_back(column, model.storages[U(s)].size);
+    return column;
+  };
+  for (size_t e = 0; e < evictions.size(); ++e) {
+    const Eviction& ev = evictions[e];
+    needs.push_back({static_cast<int>(e), ev.producer, -1});
+    if (!params.order_bound.copy_inputs) continue;
+    // The copy runs after a step of the gap above the budget where the storage was evicted, so
+    // after row `first`'s step. Each input the order has freed by then is resident at that step
+    // (held since, or made before it and kept) or made again by a copy in the window.
+    const Step at_first = excess_steps[U(ev.first)];
+    std::vector<StorageId> inputs;
+    for (TensorId i : graph.ops[U(ev.producer)].inputs) {
+      const StorageId s = model.storage_of[U(i)];
+      const Storage& st = model.storages[U(s)];
+      if (!st.planned() || st.output || touched[U(s)].empty() || touched[U(s)].back() >= at_first ||
+          std::find(inputs.begin(), inputs.end(), s) != inputs.end())
+        continue;  // resident there anyway (or, live in the order, its own eviction's concern)
+      inputs.push_back(s);
+      const OpId q = graph.tensors[U(st.root)].producer;
+      needs.push_back(
+          {static_cast<int>(e), q != kNoOp && recomputable[U(q)] ? q : kNoOp, hold(s, ev.first)});
+    }
+  }
+  std::vector<std::vector<int>> breaks(U(graph.num_ops()));
+  for (const Need& need : needs) {
+    if (need.op == kNoOp) continue;
+    const Eviction& ev = evictions[U(need.eviction)];
+    breaks[U(need.op)].push_back(ev.last);
+    if (ev.first > 0) breaks[U(need.op)].push_back(ev.first - 1);
+  }
+  std::vector<std::vector<int>> count_column(U(graph.num_ops()));
+  for (OpId o = 0; o < graph.num_ops(); ++o) {
+    std::vector<int>& b = breaks[U(o)];
+    std::sort(b.begin(), b.end());
+    b.erase(std::unique(b.begin(), b.end()), b.end());
+    for (size_t i = 0; i < b.size(); ++i) {
+      const double cost = i + 1 == b.size() ? costs[U(o)] * 100 / total : 0.0;
+      count_column[U(o)].push_back(problem.AddColumn(ilp::ColumnKind::kInteger, 0, b[i] + 1, cost));
+      if (i > 0)
+        problem.AddRow(std::vector<std::pair<int, double>>{{count_column[U(o)][i], 1.0},
+                                                           {count_column[U(o)][i - 1], -1.0}},
+                       0.0, std::numeric_limits<double>::infinity());
+    }
+  }
+  auto count = [&](OpId o, int b) {
+    const std::vector<int>& at = breaks[U(o)];
+    return count_column[U(o)][U(std::lower_bound(at.begin(), at.end(), b) - at.begin())];
+  };
   std::int64_t entries = 0;
-  for (const auto& row : rows) entries += static_cast<std::int64_t>(row.size());
+  for (const Need& need : needs) {
+    const Eviction& ev = evictions[U(need.eviction)];
+    std::vector<std::pair<int, double>> row = {{ev.column, 1.0}};
+    if (need.hold >= 0) row.emplace_back(need.hold, -1.0);
+    if (need.op != kNoOp) {
+      row.emplace_back(count(need.op, ev.last), -1.0);
+      if (ev.first > 0) row.emplace_back(count(need.op, ev.first - 1), 1.0);
+    }
+    entries += static_cast<std::int64_t>(row.size());
+    problem.AddRow(row, -std::numeric_limits<double>::infinity(), 0.0);
+  }
+  std::vector<std::vector<std::pair<int, Bytes>>> rows(U(excess));
+  for (const Eviction& ev : evictions)
+    for (int k = ev.first; k <= ev.last; ++k)
+      rows[U(k)].emplace_back(ev.column, model.storages[U(ev.storage)].size);
+  for (int k = 0; k < excess; ++k)
+    entries += static_cast<std::int64_t>(
+        held[U(k)].empty() ? rows[U(k)].size() : 2 * rows[U(k)].size() + held[U(k)].size());
   if (params.order_bound.max_nonzeros > 0 && entries > params.order_bound.max_nonzeros) {
     out.solver = "skipped: more nonzeros than order_bound.max_nonzeros";
     return out;
@@ -93,12 +187,23 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
       out.solver = "infeasible";
       return out;
     }
-    // In units of the step's excess, a storage larger than it counting as exactly it (the same
-    // integer points, a tighter relaxation).
+    // In units of the step's excess, an eviction larger than it counting as exactly it (the
+    // same integer points, a tighter relaxation). Where the step has holds, a second row takes
+    // them: there an eviction can count only up to the excess plus every hold.
+    const auto scale = static_cast<double>(need);
     std::vector<std::pair<int, double>> row;
     for (const auto& [column, size] : rows[r])
-      row.emplace_back(column,
-                       std::min(1.0, static_cast<double>(size) / static_cast<double>(need)));
+      row.emplace_back(column, std::min(1.0, static_cast<double>(size) / scale));
+    problem.AddRow(row, 1.0, std::numeric_limits<double>::infinity());
+    if (held[r].empty()) continue;
+    double holds = 0;
+    row.clear();
+    for (const auto& [column, size] : held[r]) {
+      row.emplace_back(column, -static_cast<double>(size) / scale);
+      holds += static_cast<double>(size) / scale;
+    }
+    for (const auto& [column, size] : rows[r])
+      row.emplace_back(column, std::min(1.0 + holds, static_cast<double>(size) / scale));
     problem.AddRow(row, 1.0, std::numeric_limits<double>::infinity());
   }
   // The cover's least charge, bounded by a branch and bound whose every node's bound roam
@@ -113,10 +218,17 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
   bp.max_lp_iterations = params.order_bound.max_lp_iterations;
   bp.time_limit_s = std::max(0.001, std::min(params.order_bound.time_limit_s, time_limit_s));
   bp.enough = enough * 100;
+  // The copy counts first: with them integral, the evictions and holds they allow follow
+  // (random-layered-100 at 80%: complete in 200 nodes, where branching on the evictions first
+  // left leaves open at 2,000; perf/RESULTS.md, "Copies' inputs in the in-order bound").
+  bp.branch_first.assign(U(problem.num_columns()), 0);
+  for (const std::vector<int>& columns : count_column)
+    for (int c : columns) bp.branch_first[U(c)] = 1;
   const ilp::ProvenBound b = ilp::ProveLowerBound(problem, bp);
   out.solver = b.message;
-  // Every column at 1 covers every row (can >= need above), so the cover exists: a bound that
-  // is not finite proves nothing here. Shaved as the compute bound is.
+  // A bound that is not finite is not reported: without the holds every eviction at 1 covers
+  // every row (can >= need above), and the holds' rows are not trusted to prove a budget out
+  // of reach on their own. Shaved as the compute bound is.
   if (std::isfinite(b.bound)) out.overhead = std::max(0.0, b.bound / 100 * (1 - 1e-6));
   return out;
 }

@@ -210,6 +210,8 @@ struct OrderBoundParams {
   // in 10 s (the compute bound is higher there anyway).
   std::int64_t max_nonzeros = 1'000'000;
   double time_limit_s = 10.0;
+  // A copy's inputs that the order has freed by then: held (bytes at the step) or made again.
+  bool copy_inputs = true;
 };
 
 // The exact method ("ilp").

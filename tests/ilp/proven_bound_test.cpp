@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace roam::ilp {
@@ -76,6 +77,13 @@ TEST(ProvenBound, MatchesBruteForceOnSmallRandomPrograms) {
     EXPECT_NEAR(b.bound, *optimum, 1e-6) << "trial " << trial;
     EXPECT_NEAR(b.objective, *optimum, 1e-9) << "trial " << trial;
     EXPECT_EQ(p.CheckFeasible(b.values, 1e-9), "");
+    // Whichever columns it branches on first, the same optimum.
+    params.branch_first.resize(static_cast<size_t>(p.num_columns()));
+    for (char& first : params.branch_first) first = static_cast<char>(rng() % 2);
+    const ProvenBound ordered = ProveLowerBound(p, params);
+    ASSERT_TRUE(ordered.complete) << "trial " << trial;
+    EXPECT_NEAR(ordered.bound, *optimum, 1e-6) << "trial " << trial;
+    EXPECT_LE(ordered.bound, *optimum + 1e-9) << "trial " << trial;
   }
   // The trials exercise both proofs: of infeasibility, and of an optimum by branching.
   EXPECT_GE(infeasible, 5);
@@ -111,6 +119,14 @@ TEST(ProvenBound, IsMonotoneInItsWorkAndNeverAboveTheOptimum) {
 }
 
 // The LP alone (one node) is the LP relaxation's optimum, proven from its duals.
+TEST(ProvenBound, RefusesBranchFirstFlagsOfAnotherSize) {
+  Problem p;
+  p.AddColumn(ColumnKind::kBinary, 0, 1, 1.0);
+  ProvenBoundParams params;
+  params.branch_first = {1, 0};
+  EXPECT_THROW(ProveLowerBound(p, params), std::invalid_argument);
+}
+
 TEST(ProvenBound, OneNodeIsTheLpRelaxation) {
   // min x + y + z with x + y >= 1, y + z >= 1, x + z >= 1 over binaries: the LP's optimum is
   // 1.5 (each one half), the integer optimum 2.

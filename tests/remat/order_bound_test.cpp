@@ -1,7 +1,8 @@
 // The in-order lower bound (remat/order_bound.cpp): never above the brute-force optimum among
 // schedules keeping the order (up to three recomputations) on random tiny graphs at every
-// budget, infeasible only where no such schedule fits; and the plans' order_lower_bound: never
-// above their cost, positive on MOCCASIN's random layered graphs with their order kept.
+// budget, with and without the copies' inputs, infeasible only where no such schedule fits; and the
+// plans' order_lower_bound: never above their cost, positive on MOCCASIN's random layered graphs
+// with their order kept.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,11 +29,17 @@ TEST(OrderBound, NeverAboveTheBruteForceOptimumInOrderAndInfeasibleOnlyWhereNoth
   std::mt19937_64 rng(24);
   for (int i = 0; i < 10; ++i)
     graphs.push_back(testing::RandomGraph(rng, {.ops = 6, .max_size = 60}));
+  // Layered, in a random order: copies whose inputs the order has long freed.
+  for (unsigned seed = 1; seed <= 6; ++seed)
+    graphs.push_back(testing::InRandomOrder(
+        testing::RandomLayered({.nodes = 8, .width = 2, .back_layers = 3}, seed), seed));
   RematParams params;
   params.alignment = 1;
   RematParams lp_only = params;  // the LP relaxation alone: one node
   lp_only.order_bound.max_nodes = 1;
-  int positive = 0, tight = 0, infeasible = 0;
+  RematParams no_inputs = params;  // copies' inputs left out
+  no_inputs.order_bound.copy_inputs = false;
+  int positive = 0, tight = 0, infeasible = 0, inputs_raise = 0;
   for (const Graph& g : graphs) {
     const double total = TotalCost(g);
     ASSERT_GT(total, 0.0);
@@ -60,8 +67,14 @@ TEST(OrderBound, NeverAboveTheBruteForceOptimumInOrderAndInfeasibleOnlyWhereNoth
       // Branching never proves less than the LP relaxation it starts from.
       EXPECT_GE(bound.overhead,
                 InOrderLowerBound(g, base, budget, lp_only, 30).overhead * (1 - 1e-6));
+      // Without the copies' inputs: never above the optimum either, and the inputs prove more.
+      const OrderBound without = InOrderLowerBound(g, base, budget, no_inputs, 30);
+      EXPECT_FALSE(without.infeasible);
+      EXPECT_LE(without.overhead * total, optimum + 1e-9);
+      inputs_raise += bound.overhead > without.overhead * (1 + 1e-3);
     }
   }
+  EXPECT_GE(inputs_raise, 1);
   // Not trivially 0, exact on some budgets, and it proves some budgets out of reach.
   EXPECT_GE(positive, 12);
   EXPECT_GE(tight, 5);
@@ -75,6 +88,9 @@ TEST(OrderBound, ZeroWhereTheOrderFitsGrowsAsTheBudgetFallsAndBranchingProvesMor
   const Schedule base = detail::BaseSchedule(g, params);
   RematParams lp_only = params;
   lp_only.order_bound.max_nodes = 1;
+  RematParams no_inputs = params;
+  no_inputs.order_bound.copy_inputs = false;
+  int inputs_raise = 0;
   const Bytes no_remat = NoRematPeak(g, params);
   EXPECT_EQ(InOrderLowerBound(g, base, no_remat, params, 30).overhead, 0.0);
   double last = 0;
@@ -90,9 +106,14 @@ TEST(OrderBound, ZeroWhereTheOrderFitsGrowsAsTheBudgetFallsAndBranchingProvesMor
     const double lp = InOrderLowerBound(g, base, budget, lp_only, 30).overhead;
     EXPECT_GE(b.overhead, lp * (1 - 1e-6));
     branched += b.overhead > lp * (1 + 1e-3);
+    const double without = InOrderLowerBound(g, base, budget, no_inputs, 30).overhead;
+    EXPECT_GE(b.overhead, without * (1 - 1e-3));
+    inputs_raise += b.overhead > without * (1 + 1e-2);
   }
   EXPECT_GT(last, 0.0);
   EXPECT_GE(branched, 2);
+  // Copies' inputs held or made again prove more (at 85%: 1.57% -> 1.65%).
+  EXPECT_GE(inputs_raise, 1);
 }
 
 // MOCCASIN's problem (the input order kept): the compute lower bound is 0 on these graphs
