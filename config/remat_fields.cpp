@@ -221,10 +221,10 @@ const std::vector<Field>& RematFields() {
       Number(
           "remat.order_bound.time_limit_s", 0.0, kInf, "in-order bound: seconds (a cap)",
           [](auto& p) -> auto& { return p.remat.order_bound.time_limit_s; }),
-      Flag(
-          "remat.order_bound.copy_inputs",
-          "in-order bound: a copy's inputs the order has freed are held or made again",
-          [](auto& p) -> auto& { return p.remat.order_bound.copy_inputs; }),
+      Int(
+          "remat.order_bound.input_levels", 0, kMaxInt,
+          "in-order bound: levels of a copy's inputs held or made again; 0 = none",
+          [](auto& p) -> auto& { return p.remat.order_bound.input_levels; }),
       Int(
           "remat.ilp.max_ops", 0, kMaxInt, "graphs with more ops keep the warm start",
           [](auto& p) -> auto& { return p.remat.ilp.max_ops; }),

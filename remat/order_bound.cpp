@@ -13,11 +13,12 @@
 // are counted per op and window, so one copy serves every window it lies in and none is
 // counted twice.
 //
-// The copy's inputs (copy_inputs): an input the order has freed before the gap's first row is
+// The copy's inputs (input_levels): an input the order has freed before the gap's first row is
 // resident at the copy, so either it is resident at that row (held, or made before it: its bytes
 // count there against the excess) or a copy of its producer runs after that row, within the
-// window. Reading any real schedule this way gives a point of the model at no more cost, so the
-// model's least cost bounds the schedule's. The inputs' own inputs, the copies' working memory,
+// window, before the copy that reads it; and so on for that copy's inputs, to input_levels
+// levels. Reading any real schedule this way gives a point of the model at no more cost, so the
+// model's least cost bounds the schedule's. Deeper inputs, the copies' working memory,
 // a hold's bytes at rows other than the gap's first, and the steps between originals are left
 // out, which is why it bounds and does not plan.
 #include <algorithm>
@@ -94,8 +95,8 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
   // serves every window it lies in, and the op's copies cost U at its last breakpoint.
   struct Need {
     int eviction;
-    OpId op;   // a copy of it in the window, or
-    int hold;  // the input's storage resident at the window's first row (-1: no such choice)
+    OpId op;                 // a copy of it in the window, or
+    std::vector<int> holds;  // one of these storages resident at the window's first row
   };
   std::vector<Need> needs;
   // Holds: a storage the order has freed, resident at a row's step (more bytes there).
@@ -109,16 +110,17 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
     held[U(row)].emplace_back(column, model.storages[U(s)].size);
     return column;
   };
-  for (size_t e = 0; e < evictions.size(); ++e) {
-    const Eviction& ev = evictions[e];
-    needs.push_back({static_cast<int>(e), ev.producer, -1});
-    if (!params.order_bound.copy_inputs) continue;
-    // The copy runs after a step of the gap above the budget where the storage was evicted, so
-    // after row `first`'s step. Each input the order has freed by then is resident at that step
-    // (held since, or made before it and kept) or made again by a copy in the window.
+  // The copy of `op` that a need asks for (when none of `holds` is resident) runs after the
+  // window's first row, so each of op's inputs the order has freed by then is resident at that
+  // row (held since, or made before it and kept) or made again by a copy in the window, before
+  // op's: a need of its own, one level deeper, with that input's hold added to the choices.
+  auto add_inputs = [&](auto& self, int e, OpId op, const std::vector<int>& holds,
+                        int level) -> void {
+    if (level > params.order_bound.input_levels) return;
+    const Eviction& ev = evictions[U(e)];
     const Step at_first = excess_steps[U(ev.first)];
     std::vector<StorageId> inputs;
-    for (TensorId i : graph.ops[U(ev.producer)].inputs) {
+    for (TensorId i : graph.ops[U(op)].inputs) {
       const StorageId s = model.storage_of[U(i)];
       const Storage& st = model.storages[U(s)];
       if (!st.planned() || st.output || touched[U(s)].empty() || touched[U(s)].back() >= at_first ||
@@ -126,9 +128,16 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
         continue;  // resident there anyway (or, live in the order, its own eviction's concern)
       inputs.push_back(s);
       const OpId q = graph.tensors[U(st.root)].producer;
-      needs.push_back(
-          {static_cast<int>(e), q != kNoOp && recomputable[U(q)] ? q : kNoOp, hold(s, ev.first)});
+      std::vector<int> choices = holds;
+      choices.push_back(hold(s, ev.first));
+      const bool copyable = q != kNoOp && recomputable[U(q)];
+      needs.push_back({e, copyable ? q : kNoOp, choices});
+      if (copyable) self(self, e, q, choices, level + 1);
     }
+  };
+  for (size_t e = 0; e < evictions.size(); ++e) {
+    needs.push_back({static_cast<int>(e), evictions[e].producer, {}});
+    add_inputs(add_inputs, static_cast<int>(e), evictions[e].producer, {}, 1);
   }
   std::vector<std::vector<int>> breaks(U(graph.num_ops()));
   for (const Need& need : needs) {
@@ -159,7 +168,7 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
   for (const Need& need : needs) {
     const Eviction& ev = evictions[U(need.eviction)];
     std::vector<std::pair<int, double>> row = {{ev.column, 1.0}};
-    if (need.hold >= 0) row.emplace_back(need.hold, -1.0);
+    for (int h : need.holds) row.emplace_back(h, -1.0);
     if (need.op != kNoOp) {
       row.emplace_back(count(need.op, ev.last), -1.0);
       if (ev.first > 0) row.emplace_back(count(need.op, ev.first - 1), 1.0);

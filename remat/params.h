@@ -210,8 +210,9 @@ struct OrderBoundParams {
   // in 10 s (the compute bound is higher there anyway).
   std::int64_t max_nonzeros = 1'000'000;
   double time_limit_s = 10.0;
-  // A copy's inputs that the order has freed by then: held (bytes at the step) or made again.
-  bool copy_inputs = true;
+  // Levels of a copy's inputs (0: none) that the order has freed by then: each held (bytes at
+  // the step) or made again by a copy of its producer, whose inputs are the next level.
+  int input_levels = 2;
 };
 
 // The exact method ("ilp").

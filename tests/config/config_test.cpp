@@ -145,7 +145,7 @@ remat:
     polish: false
   overhead_bound: {cuts: 2, time_limit_s: 0.5, in_sweep: true, max_nodes: 9, max_lp_iterations: 99}
   order_bound: {enabled: false, max_nodes: 3, max_lp_iterations: 98, branch_max_nonzeros: 5,
-                max_nonzeros: 7, time_limit_s: 0.25, copy_inputs: false}
+                max_nonzeros: 7, time_limit_s: 0.25, input_levels: 3}
   ilp: {max_ops: 16, max_computations: 3, window_stages: 17, window_time_limit_s: 2.5,
         window_max_nodes: 11, window_sweeps: 3, max_lp_iterations: 1234, max_nodes: 77}
   lns: {max_ops: 50, rounds: 21, ruin_runs: 2, choice_width: 4, repair_steps: 9,
@@ -236,7 +236,7 @@ remat:
   EXPECT_EQ(r.order_bound.max_lp_iterations, 98);
   EXPECT_EQ(r.order_bound.max_nonzeros, 7);
   EXPECT_DOUBLE_EQ(r.order_bound.time_limit_s, 0.25);
-  EXPECT_FALSE(r.order_bound.copy_inputs);
+  EXPECT_EQ(r.order_bound.input_levels, 3);
   EXPECT_EQ(r.fit.by, "theoretical");
   EXPECT_EQ(r.lookahead.exponents, (std::vector<double>{0, 1}));
   EXPECT_EQ(r.lookahead.target_slacks, (std::vector<double>{0.02}));

@@ -38,7 +38,7 @@ TEST(OrderBound, NeverAboveTheBruteForceOptimumInOrderAndInfeasibleOnlyWhereNoth
   RematParams lp_only = params;  // the LP relaxation alone: one node
   lp_only.order_bound.max_nodes = 1;
   RematParams no_inputs = params;  // copies' inputs left out
-  no_inputs.order_bound.copy_inputs = false;
+  no_inputs.order_bound.input_levels = 0;
   int positive = 0, tight = 0, infeasible = 0, inputs_raise = 0;
   for (const Graph& g : graphs) {
     const double total = TotalCost(g);
@@ -67,11 +67,15 @@ TEST(OrderBound, NeverAboveTheBruteForceOptimumInOrderAndInfeasibleOnlyWhereNoth
       // Branching never proves less than the LP relaxation it starts from.
       EXPECT_GE(bound.overhead,
                 InOrderLowerBound(g, base, budget, lp_only, 30).overhead * (1 - 1e-6));
-      // Without the copies' inputs: never above the optimum either, and the inputs prove more.
+      // Without the copies' inputs, or with deeper ones: never above the optimum either, and
+      // the inputs prove more.
       const OrderBound without = InOrderLowerBound(g, base, budget, no_inputs, 30);
       EXPECT_FALSE(without.infeasible);
       EXPECT_LE(without.overhead * total, optimum + 1e-9);
       inputs_raise += bound.overhead > without.overhead * (1 + 1e-3);
+      RematParams deeper = params;
+      deeper.order_bound.input_levels = 4;
+      EXPECT_LE(InOrderLowerBound(g, base, budget, deeper, 30).overhead * total, optimum + 1e-9);
     }
   }
   EXPECT_GE(inputs_raise, 1);
@@ -89,7 +93,7 @@ TEST(OrderBound, ZeroWhereTheOrderFitsGrowsAsTheBudgetFallsAndBranchingProvesMor
   RematParams lp_only = params;
   lp_only.order_bound.max_nodes = 1;
   RematParams no_inputs = params;
-  no_inputs.order_bound.copy_inputs = false;
+  no_inputs.order_bound.input_levels = 0;
   int inputs_raise = 0;
   const Bytes no_remat = NoRematPeak(g, params);
   EXPECT_EQ(InOrderLowerBound(g, base, no_remat, params, 30).overhead, 0.0);
