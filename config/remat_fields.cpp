@@ -222,7 +222,7 @@ const std::vector<Field>& RematFields() {
           "remat.order_bound.time_limit_s", 0.0, kInf, "in-order bound: seconds (a cap)",
           [](auto& p) -> auto& { return p.remat.order_bound.time_limit_s; }),
       Int(
-          "remat.order_bound.input_levels", 0, kMaxInt,
+          "remat.order_bound.input_levels", 0, 4,
           "in-order bound: levels of a copy's inputs held or made again; 0 = none",
           [](auto& p) -> auto& { return p.remat.order_bound.input_levels; }),
       Int(

@@ -238,8 +238,8 @@ void Search::Place(NodeLp lp, std::vector<Range> ranges, double parent_bound) {
     return;
   }
   // The most fractional integer column (of those marked branch_first, if any is fractional),
-  // the lowest index among equals; and the two roundings
-  // of the LP point, which may be feasible points.
+  // the lowest index among equals; and the two roundings of the LP point, which may be
+  // feasible points.
   int branch = -1;
   double worst = kIntegral;
   std::vector<double> down = lp.x, up = lp.x;
