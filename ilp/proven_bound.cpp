@@ -313,8 +313,10 @@ ProvenBound Search::Run() {
   out_.message = failed_           ? "GLPK failed an internal check; the bound so far stands"
                  : out_.infeasible ? "infeasible"
                  : out_.complete   ? "complete"
-                 : open_.empty()   ? "every leaf closed, some by `enough` or out of work"
-                                   : "out of work with leaves open";
+                 // The root's LP unsolved (its bound is the parent's, -inf): nothing proven.
+                 : out_.bound == -kInf ? "out of work before the root LP was solved"
+                 : open_.empty()       ? "every leaf closed, some by `enough` or out of work"
+                                       : "out of work with leaves open";
   return out_;
 }
 

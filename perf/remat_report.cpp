@@ -9,6 +9,7 @@
 //        roam_perf_remat --write-layered DIR
 //        roam_perf_remat --moccasin [SEEDS]
 //        roam_perf_remat --cnn
+//        roam_perf_remat --order-bound
 // (--random-only: the random layered graphs and the training chains, not ResNet-50 / GPT-2;
 // --greedy-only: only the greedy rows and the sweep, to compare greedy changes quickly;
 // --only M: the rows of method M alone; --lowest: the lowest ratio each method fits on the
@@ -16,7 +17,9 @@
 // cut and at a chain of cuts, with best's plan; --write-layered DIR: the random layered graphs
 // as roam-graph-v1 files in DIR; --moccasin: MOCCASIN's protocol, budgets of a random input
 // order's peak, that order kept and not, for SEEDS random orders per graph, default 3; --cnn:
-// best on Checkmate's CNNs from roam's generator at 90% to 50%, with the proven-optimal count.)
+// best on Checkmate's CNNs from roam's generator at 90% to 50%, with the proven-optimal count;
+// --order-bound: the in-order lower bound of the base order on the presets, median seconds of
+// three, with the copies' inputs and without, and with no nonzero allowance.)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -32,6 +35,7 @@
 #include "core/types.h"
 #include "gen/generate.h"
 #include "remat/bound.h"
+#include "remat/internal.h"
 #include "remat/remat.h"
 #include "tests/support/layered_graph.h"
 
@@ -293,6 +297,52 @@ void BoundRow(const Graph& graph, double ratio, bool rng_kept, Bytes alignment, 
   std::fflush(stdout);
 }
 
+// --order-bound: remat::InOrderLowerBound of each preset's base order at its budgets, the median
+// seconds of three calls: as configured, without the copies' inputs (input_levels 0), and with
+// no nonzero allowance (max_nonzeros 0, the LP alone); where the allowance is passed the seconds
+// are those spent finding that out.
+void OrderBounds() {
+  std::printf("| graph | budget | input_levels 2 | input_levels 0 | no allowance, LP alone |\n");
+  std::printf("|---|---:|---|---|---|\n");
+  auto cells = [](const Graph& graph, const std::vector<double>& ratios, bool rng_kept) {
+    remat::RematParams params;
+    params.alignment = 512;
+    params.rule.rng_state_kept = rng_kept;
+    const Bytes reference = remat::NoRematPeak(graph, params);
+    const remat::Schedule order = remat::detail::BaseSchedule(graph, params);
+    for (double ratio : ratios) {
+      const Bytes budget = *remat::BudgetOfRatio(reference, ratio);
+      std::string cell[3];
+      for (int v = 0; v < 3; ++v) {
+        remat::RematParams p = params;
+        if (v == 1) p.order_bound.input_levels = 0;
+        if (v == 2) {
+          p.order_bound.max_nonzeros = 0;
+          p.order_bound.max_nodes = 1;
+        }
+        std::vector<double> seconds;
+        remat::OrderBound b;
+        for (int rep = 0; rep < 3; ++rep) {
+          const auto start = std::chrono::steady_clock::now();
+          b = remat::InOrderLowerBound(graph, order, budget, p, 600);
+          seconds.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+        std::sort(seconds.begin(), seconds.end());
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%.4f%% / %.2f s / %lld nonzeros (%s)", 100 * b.overhead,
+                      seconds[1], static_cast<long long>(b.nonzeros), b.solver.c_str());
+        cell[v] = buf;
+      }
+      std::printf("| %s | %.0f%% | %s | %s | %s |\n", graph.name.c_str(), 100 * ratio,
+                  cell[0].c_str(), cell[1].c_str(), cell[2].c_str());
+      std::fflush(stdout);
+    }
+  };
+  cells(FromConfig("resnet50.yaml", {"model.batch=32"}), {0.9, 0.8, 1.0 / 3}, false);
+  cells(FromConfig("gpt2-xl.yaml"), {0.9, 0.8, 0.5}, true);
+}
+
 // --moccasin: MOCCASIN's protocol (its sections 3 and 5): each random layered graph with a
 // randomly generated input order, budgets at 90% and 80% of that order's no-remat peak. Two
 // plans per budget: MOCCASIN's problem (the input order kept: base order "program", no start,
@@ -389,6 +439,11 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--moccasin") {
       Moccasin(i + 1 < argc ? std::max(1, std::atoi(argv[i + 1])) : 3);
+      return 0;
+    }
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--order-bound") {
+      OrderBounds();
       return 0;
     }
   for (int i = 1; i < argc; ++i)

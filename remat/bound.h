@@ -2,6 +2,7 @@
 // peak no schedule goes below, and the compute overhead no schedule within a budget goes below.
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <string>
@@ -57,6 +58,9 @@ struct OrderBound {
   double overhead = 0;      // fraction of the original total cost; 0 when nothing is proven
   bool infeasible = false;  // proven: no schedule keeping the order fits the budget
   std::string solver;       // how its search ended ("" where the order fits as it is)
+  // Its MILP's nonzeros (the needs' and the cover rows'); past order_bound.max_nonzeros the
+  // model is abandoned as soon as it counts more, and this is the count at that point.
+  std::int64_t nonzeros = 0;
 };
 OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, Bytes budget,
                              const RematParams& params, double time_limit_s,

@@ -25,6 +25,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "core/memory_model.h"
@@ -36,184 +38,284 @@
 #include "remat/model.h"
 
 namespace roam::remat {
+namespace {
 
-OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, Bytes budget,
-                             const RematParams& params, double time_limit_s, double enough) {
-  OrderBound out;
-  const double total = TotalCost(graph);
-  const int n = static_cast<int>(order.size());
-  if (n == 0 || total <= 0) return out;
-  const MemoryModel model = BuildMemoryModel(graph, params.alignment);
-  const std::vector<Lifetime> life = ComputeLifetimes(graph, model, order);
-  const std::vector<Bytes> live = MemoryProfile(model, life, n);
-  std::vector<int> excess_row(U(n), -1);  // per step above the budget: its row
-  std::vector<int> excess_steps;
-  for (int t = 0; t < n; ++t)
-    if (live[U(t)] > budget) {
-      excess_row[U(t)] = static_cast<int>(excess_steps.size());
-      excess_steps.push_back(t);
+// The cover's MILP, built and not yet solved.
+struct Cover {
+  ilp::Problem problem;
+  std::vector<char> copy_counts;  // per column: a copy count (branched on first)
+  // The needs' and the rows' nonzeros, counted as they are added, so that a model past
+  // order_bound.max_nonzeros is abandoned before it takes the memory (it grows as
+  // inputs^levels).
+  std::int64_t nonzeros = 0;
+  bool infeasible = false;  // some step stays above the budget even evicting all it may
+  bool too_large = false;   // more nonzeros than order_bound.max_nonzeros: not built
+};
+
+// Builds the cover of the header comment for one order and budget: the evictions and the rows
+// that they cover, the needs (a copy in the window, or a hold) with their copies' inputs, and the
+// copy counts per op and window.
+class CoverBuilder {
+ public:
+  CoverBuilder(const Graph& graph, const MemoryModel& model, std::span<const OpId> order,
+               std::vector<Bytes> live, Bytes budget, const RematParams& params)
+      : graph_(graph),
+        model_(model),
+        live_(std::move(live)),
+        budget_(budget),
+        params_(params),
+        recomputable_(detail::MakeOpFlags(graph, params).recomputable),
+        costs_(detail::OpCosts(graph)),
+        total_(TotalCost(graph)),
+        touched_(model.storages.size()),
+        excess_row_(order.size(), -1) {
+    const int n = static_cast<int>(order.size());
+    for (int t = 0; t < n; ++t) {
+      for (StorageId s : model.Touches(order[U(t)])) touched_[U(s)].push_back(t);
+      if (live_[U(t)] > budget) {
+        excess_row_[U(t)] = static_cast<int>(excess_steps_.size());
+        excess_steps_.push_back(t);
+      }
     }
-  if (excess_steps.empty()) return out;  // the order fits as it is
+  }
 
-  // Each storage's touches in base-order steps; the gaps between consecutive ones.
-  std::vector<std::vector<Step>> touched(model.storages.size());
-  for (int t = 0; t < n; ++t)
-    for (StorageId s : model.Touches(order[U(t)])) touched[U(s)].push_back(t);
-  const std::vector<char> recomputable = detail::MakeOpFlags(graph, params).recomputable;
-  const std::vector<double> costs = detail::OpCosts(graph);
-  const int excess = static_cast<int>(excess_steps.size());
+  // Empty where the order fits the budget as it is.
+  bool OrderFits() const { return excess_steps_.empty(); }
 
-  // Evictions: a binary per (storage, gap between two of its touches) with steps above the
-  // budget in it, those steps' rows k in [first, last].
+  Cover Build() && {
+    AddEvictions();
+    for (size_t k = 0; k < rows_.size(); ++k) {
+      Bytes can = 0;
+      for (const auto& [column, size] : rows_[k]) can += size;
+      if (can < Excess(static_cast<int>(k))) {  // proven whatever the allowance
+        out_.infeasible = true;
+        return std::move(out_);
+      }
+    }
+    if (!Charge(0)) return std::move(out_);
+    for (size_t e = 0; e < evictions_.size() && !out_.too_large; ++e) {
+      AddNeed(static_cast<int>(e), evictions_[e].producer, {});
+      AddInputs(static_cast<int>(e), evictions_[e].producer, {}, 1);
+    }
+    if (out_.too_large) return std::move(out_);
+    AddCopyCounts();
+    AddNeedRows();
+    AddCoverRows();
+    return std::move(out_);
+  }
+
+ private:
+  // A binary per (storage, gap between two of its touches) with steps above the budget in it,
+  // those steps' rows k in [first, last].
   struct Eviction {
     StorageId storage;
     OpId producer;
     int first, last;
     int column;
   };
-  ilp::Problem problem;
-  std::vector<Eviction> evictions;
-  for (StorageId s : model.planned) {
-    const Storage& st = model.storages[U(s)];
-    const OpId p = graph.tensors[U(st.root)].producer;
-    if (st.output || p == kNoOp || !recomputable[U(p)]) continue;
-    const std::vector<Step>& at = touched[U(s)];
-    for (size_t j = 0; j + 1 < at.size(); ++j) {
-      int first = -1, last = -1;
-      for (Step t = at[j] + 1; t < at[j + 1]; ++t)
-        if (excess_row[U(t)] >= 0) {
-          if (first < 0) first = excess_row[U(t)];
-          last = excess_row[U(t)];
-        }
-      if (first >= 0)
-        evictions.push_back({s, p, first, last, problem.AddColumn(ilp::ColumnKind::kBinary, 0, 1)});
-    }
-  }
-  // A copy needed in the window [first, last]: after the step of row `first` and before the one
-  // of row last + 1. Per op, U(b) counts its copies after row 0's step and before row b + 1's
-  // (integer, nondecreasing in b), so copies in a window are U(last) - U(first - 1), one copy
-  // serves every window it lies in, and the op's copies cost U at its last breakpoint.
+  // A copy of op in the eviction's window, or one of `holds` resident at its first row.
   struct Need {
     int eviction;
-    OpId op;                 // a copy of it in the window, or
-    std::vector<int> holds;  // one of these storages resident at the window's first row
+    OpId op;
+    std::vector<int> holds;
   };
-  std::vector<Need> needs;
-  // Holds: a storage the order has freed, resident at a row's step (more bytes there).
-  std::vector<std::vector<std::pair<int, Bytes>>> held(U(excess));
-  std::vector<std::vector<std::pair<StorageId, int>>> hold_of(U(excess));
-  auto hold = [&](StorageId s, int row) {
-    for (const auto& [storage, column] : hold_of[U(row)])
+
+  Bytes Excess(int row) const { return live_[U(excess_steps_[U(row)])] - budget_; }
+
+  // Adds nonzeros; false (and the model abandoned) past the allowance.
+  bool Charge(std::int64_t entries) {
+    out_.nonzeros += entries;
+    const std::int64_t allowed = params_.order_bound.max_nonzeros;
+    if (allowed > 0 && out_.nonzeros > allowed) out_.too_large = true;
+    return !out_.too_large;
+  }
+
+  void AddEvictions() {
+    rows_.resize(excess_steps_.size());
+    for (StorageId s : model_.planned) {
+      const Storage& st = model_.storages[U(s)];
+      const OpId p = graph_.tensors[U(st.root)].producer;
+      if (st.output || p == kNoOp || !recomputable_[U(p)]) continue;
+      const std::vector<Step>& at = touched_[U(s)];
+      for (size_t j = 0; j + 1 < at.size(); ++j) {
+        int first = -1, last = -1;
+        for (Step t = at[j] + 1; t < at[j + 1]; ++t)
+          if (excess_row_[U(t)] >= 0) {
+            if (first < 0) first = excess_row_[U(t)];
+            last = excess_row_[U(t)];
+          }
+        if (first < 0) continue;
+        const int column = out_.problem.AddColumn(ilp::ColumnKind::kBinary, 0, 1);
+        evictions_.push_back({s, p, first, last, column});
+        for (int k = first; k <= last; ++k) rows_[U(k)].emplace_back(column, st.size);
+        out_.nonzeros += last - first + 1;
+      }
+    }
+    held_.resize(rows_.size());
+  }
+
+  void AddNeed(int e, OpId op, std::vector<int> holds) {
+    const Eviction& ev = evictions_[U(e)];
+    const int counts = op == kNoOp ? 0 : ev.first > 0 ? 2 : 1;
+    if (Charge(1 + static_cast<std::int64_t>(holds.size()) + counts))
+      needs_.push_back({e, op, std::move(holds)});
+  }
+
+  // A storage the order has freed, resident at a row's step: its bytes count there, in a second
+  // cover row beside the clipped one (hence a row's evictions counted again at its first hold).
+  int Hold(StorageId s, int row) {
+    std::vector<std::pair<StorageId, int>>& of = held_[U(row)];
+    for (const auto& [storage, column] : of)
       if (storage == s) return column;
-    const int column = problem.AddColumn(ilp::ColumnKind::kBinary, 0, 1);
-    hold_of[U(row)].emplace_back(s, column);
-    held[U(row)].emplace_back(column, model.storages[U(s)].size);
+    Charge(1 + (of.empty() ? static_cast<std::int64_t>(rows_[U(row)].size()) : 0));
+    const int column = out_.problem.AddColumn(ilp::ColumnKind::kBinary, 0, 1);
+    of.emplace_back(s, column);
     return column;
-  };
+  }
+
   // The copy of `op` that a need asks for (when none of `holds` is resident) runs after the
   // window's first row, so each of op's inputs the order has freed by then is resident at that
   // row (held since, or made before it and kept) or made again by a copy in the window, before
   // op's: a need of its own, one level deeper, with that input's hold added to the choices.
-  auto add_inputs = [&](auto& self, int e, OpId op, const std::vector<int>& holds,
-                        int level) -> void {
-    if (level > params.order_bound.input_levels) return;
-    const Eviction& ev = evictions[U(e)];
-    const Step at_first = excess_steps[U(ev.first)];
+  void AddInputs(int e, OpId op, const std::vector<int>& holds, int level) {
+    if (level > params_.order_bound.input_levels) return;
+    const int first = evictions_[U(e)].first;
+    const Step at_first = excess_steps_[U(first)];
     std::vector<StorageId> inputs;
-    for (TensorId i : graph.ops[U(op)].inputs) {
-      const StorageId s = model.storage_of[U(i)];
-      const Storage& st = model.storages[U(s)];
-      if (!st.planned() || st.output || touched[U(s)].empty() || touched[U(s)].back() >= at_first ||
+    for (TensorId i : graph_.ops[U(op)].inputs) {
+      if (out_.too_large) return;
+      const StorageId s = model_.storage_of[U(i)];
+      const Storage& st = model_.storages[U(s)];
+      if (!st.planned() || st.output || touched_[U(s)].empty() ||
+          touched_[U(s)].back() >= at_first ||
           std::find(inputs.begin(), inputs.end(), s) != inputs.end())
         continue;  // resident there anyway (or, live in the order, its own eviction's concern)
       inputs.push_back(s);
-      const OpId q = graph.tensors[U(st.root)].producer;
+      const OpId q = graph_.tensors[U(st.root)].producer;
       std::vector<int> choices = holds;
-      choices.push_back(hold(s, ev.first));
-      const bool copyable = q != kNoOp && recomputable[U(q)];
-      needs.push_back({e, copyable ? q : kNoOp, choices});
-      if (copyable) self(self, e, q, choices, level + 1);
-    }
-  };
-  for (size_t e = 0; e < evictions.size(); ++e) {
-    needs.push_back({static_cast<int>(e), evictions[e].producer, {}});
-    add_inputs(add_inputs, static_cast<int>(e), evictions[e].producer, {}, 1);
-  }
-  std::vector<std::vector<int>> breaks(U(graph.num_ops()));
-  for (const Need& need : needs) {
-    if (need.op == kNoOp) continue;
-    const Eviction& ev = evictions[U(need.eviction)];
-    breaks[U(need.op)].push_back(ev.last);
-    if (ev.first > 0) breaks[U(need.op)].push_back(ev.first - 1);
-  }
-  std::vector<std::vector<int>> count_column(U(graph.num_ops()));
-  for (OpId o = 0; o < graph.num_ops(); ++o) {
-    std::vector<int>& b = breaks[U(o)];
-    std::sort(b.begin(), b.end());
-    b.erase(std::unique(b.begin(), b.end()), b.end());
-    for (size_t i = 0; i < b.size(); ++i) {
-      const double cost = i + 1 == b.size() ? costs[U(o)] * 100 / total : 0.0;
-      count_column[U(o)].push_back(problem.AddColumn(ilp::ColumnKind::kInteger, 0, b[i] + 1, cost));
-      if (i > 0)
-        problem.AddRow(std::vector<std::pair<int, double>>{{count_column[U(o)][i], 1.0},
-                                                           {count_column[U(o)][i - 1], -1.0}},
-                       0.0, std::numeric_limits<double>::infinity());
+      choices.push_back(Hold(s, first));
+      const bool copyable = q != kNoOp && recomputable_[U(q)];
+      AddNeed(e, copyable ? q : kNoOp, choices);
+      if (copyable) AddInputs(e, q, choices, level + 1);
     }
   }
-  auto count = [&](OpId o, int b) {
-    const std::vector<int>& at = breaks[U(o)];
-    return count_column[U(o)][U(std::lower_bound(at.begin(), at.end(), b) - at.begin())];
-  };
-  std::int64_t entries = 0;
-  for (const Need& need : needs) {
-    const Eviction& ev = evictions[U(need.eviction)];
-    std::vector<std::pair<int, double>> row = {{ev.column, 1.0}};
-    for (int h : need.holds) row.emplace_back(h, -1.0);
-    if (need.op != kNoOp) {
-      row.emplace_back(count(need.op, ev.last), -1.0);
-      if (ev.first > 0) row.emplace_back(count(need.op, ev.first - 1), 1.0);
+
+  // A copy needed in the window [first, last]: after the step of row `first` and before the one
+  // of row last + 1. Per op, U(b) counts its copies after row 0's step and before row b + 1's
+  // (integer, nondecreasing in b), so copies in a window are U(last) - U(first - 1), one copy
+  // serves every window it lies in, and the op's copies cost U at its last breakpoint.
+  void AddCopyCounts() {
+    breaks_.resize(U(graph_.num_ops()));
+    count_column_.resize(U(graph_.num_ops()));
+    for (const Need& need : needs_) {
+      if (need.op == kNoOp) continue;
+      const Eviction& ev = evictions_[U(need.eviction)];
+      breaks_[U(need.op)].push_back(ev.last);
+      if (ev.first > 0) breaks_[U(need.op)].push_back(ev.first - 1);
     }
-    entries += static_cast<std::int64_t>(row.size());
-    problem.AddRow(row, -std::numeric_limits<double>::infinity(), 0.0);
+    for (OpId o = 0; o < graph_.num_ops(); ++o) {
+      std::vector<int>& b = breaks_[U(o)];
+      std::sort(b.begin(), b.end());
+      b.erase(std::unique(b.begin(), b.end()), b.end());
+      std::vector<int>& columns = count_column_[U(o)];
+      for (size_t i = 0; i < b.size(); ++i) {
+        const double cost = i + 1 == b.size() ? costs_[U(o)] * 100 / total_ : 0.0;
+        columns.push_back(out_.problem.AddColumn(ilp::ColumnKind::kInteger, 0, b[i] + 1, cost));
+        if (i > 0)
+          out_.problem.AddRow(
+              std::vector<std::pair<int, double>>{{columns[i], 1.0}, {columns[i - 1], -1.0}}, 0.0,
+              std::numeric_limits<double>::infinity());
+      }
+    }
+    out_.copy_counts.assign(U(out_.problem.num_columns()), 0);
+    for (const std::vector<int>& columns : count_column_)
+      for (int c : columns) out_.copy_counts[U(c)] = 1;
   }
-  std::vector<std::vector<std::pair<int, Bytes>>> rows(U(excess));
-  for (const Eviction& ev : evictions)
-    for (int k = ev.first; k <= ev.last; ++k)
-      rows[U(k)].emplace_back(ev.column, model.storages[U(ev.storage)].size);
-  for (int k = 0; k < excess; ++k)
-    entries += static_cast<std::int64_t>(
-        held[U(k)].empty() ? rows[U(k)].size() : 2 * rows[U(k)].size() + held[U(k)].size());
-  if (params.order_bound.max_nonzeros > 0 && entries > params.order_bound.max_nonzeros) {
-    out.solver = "skipped: more nonzeros than order_bound.max_nonzeros";
+
+  int Count(OpId o, int b) const {
+    const std::vector<int>& at = breaks_[U(o)];
+    return count_column_[U(o)][U(std::lower_bound(at.begin(), at.end(), b) - at.begin())];
+  }
+
+  void AddNeedRows() {
+    for (const Need& need : needs_) {
+      const Eviction& ev = evictions_[U(need.eviction)];
+      std::vector<std::pair<int, double>> row = {{ev.column, 1.0}};
+      for (int h : need.holds) row.emplace_back(h, -1.0);
+      if (need.op != kNoOp) {
+        row.emplace_back(Count(need.op, ev.last), -1.0);
+        if (ev.first > 0) row.emplace_back(Count(need.op, ev.first - 1), 1.0);
+      }
+      out_.problem.AddRow(row, -std::numeric_limits<double>::infinity(), 0.0);
+    }
+  }
+
+  // In units of the step's excess, an eviction larger than it counting as exactly it (the same
+  // integer points, a tighter relaxation). Where the step has holds, a second row takes them:
+  // there an eviction can count only up to the excess plus every hold.
+  void AddCoverRows() {
+    for (size_t k = 0; k < rows_.size(); ++k) {
+      const auto scale = static_cast<double>(Excess(static_cast<int>(k)));
+      std::vector<std::pair<int, double>> row;
+      for (const auto& [column, size] : rows_[k])
+        row.emplace_back(column, std::min(1.0, static_cast<double>(size) / scale));
+      out_.problem.AddRow(row, 1.0, std::numeric_limits<double>::infinity());
+      if (held_[k].empty()) continue;
+      double holds = 0;
+      row.clear();
+      for (const auto& [storage, column] : held_[k]) {
+        const double bytes = static_cast<double>(model_.storages[U(storage)].size) / scale;
+        row.emplace_back(column, -bytes);
+        holds += bytes;
+      }
+      for (const auto& [column, size] : rows_[k])
+        row.emplace_back(column, std::min(1.0 + holds, static_cast<double>(size) / scale));
+      out_.problem.AddRow(row, 1.0, std::numeric_limits<double>::infinity());
+    }
+  }
+
+  const Graph& graph_;
+  const MemoryModel& model_;
+  const std::vector<Bytes> live_;
+  const Bytes budget_;
+  const RematParams& params_;
+  const std::vector<char> recomputable_;
+  const std::vector<double> costs_;
+  const double total_;
+  std::vector<std::vector<Step>> touched_;  // each storage's touches, in steps of the order
+  std::vector<int> excess_row_;             // per step above the budget: its row
+  std::vector<int> excess_steps_;
+  std::vector<Eviction> evictions_;
+  std::vector<std::vector<std::pair<int, Bytes>>> rows_;  // per row: (eviction column, bytes)
+  std::vector<Need> needs_;
+  std::vector<std::vector<std::pair<StorageId, int>>> held_;  // per row: (storage, hold column)
+  std::vector<std::vector<int>> breaks_;        // per op: its count columns' rows, ascending
+  std::vector<std::vector<int>> count_column_;  // per op: a count column per break
+  Cover out_;
+};
+
+}  // namespace
+
+OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, Bytes budget,
+                             const RematParams& params, double time_limit_s, double enough) {
+  OrderBound out;
+  if (order.empty() || TotalCost(graph) <= 0) return out;
+  const MemoryModel model = BuildMemoryModel(graph, params.alignment);
+  const int n = static_cast<int>(order.size());
+  CoverBuilder builder(graph, model, order,
+                       MemoryProfile(model, ComputeLifetimes(graph, model, order), n), budget,
+                       params);
+  if (builder.OrderFits()) return out;
+  const Cover cover = std::move(builder).Build();
+  out.nonzeros = cover.nonzeros;
+  if (cover.infeasible) {
+    out.infeasible = true;
+    out.solver = "infeasible";
     return out;
   }
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const Bytes need = live[U(excess_steps[r])] - budget;
-    Bytes can = 0;
-    for (const auto& [column, size] : rows[r]) can += size;
-    if (can < need) {  // even evicting all it may, this step stays above the budget
-      out.infeasible = true;
-      out.solver = "infeasible";
-      return out;
-    }
-    // In units of the step's excess, an eviction larger than it counting as exactly it (the
-    // same integer points, a tighter relaxation). Where the step has holds, a second row takes
-    // them: there an eviction can count only up to the excess plus every hold.
-    const auto scale = static_cast<double>(need);
-    std::vector<std::pair<int, double>> row;
-    for (const auto& [column, size] : rows[r])
-      row.emplace_back(column, std::min(1.0, static_cast<double>(size) / scale));
-    problem.AddRow(row, 1.0, std::numeric_limits<double>::infinity());
-    if (held[r].empty()) continue;
-    double holds = 0;
-    row.clear();
-    for (const auto& [column, size] : held[r]) {
-      row.emplace_back(column, -static_cast<double>(size) / scale);
-      holds += static_cast<double>(size) / scale;
-    }
-    for (const auto& [column, size] : rows[r])
-      row.emplace_back(column, std::min(1.0 + holds, static_cast<double>(size) / scale));
-    problem.AddRow(row, 1.0, std::numeric_limits<double>::infinity());
+  if (cover.too_large) {
+    out.solver = "skipped: more nonzeros than order_bound.max_nonzeros";
+    return out;
   }
   // The cover's least charge, bounded by a branch and bound whose every node's bound roam
   // proves from GLPK's duals by weak duality (ilp::ProveLowerBound). GLPK's own objective is not
@@ -222,7 +324,7 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
   // its branch and bound pruned by that (perf/RESULTS.md, "The in-order lower bound").
   ilp::ProvenBoundParams bp;
   const bool branch = params.order_bound.branch_max_nonzeros == 0 ||
-                      entries <= params.order_bound.branch_max_nonzeros;
+                      cover.nonzeros <= params.order_bound.branch_max_nonzeros;
   bp.max_nodes = branch ? std::max<std::int64_t>(1, params.order_bound.max_nodes) : 1;
   bp.max_lp_iterations = params.order_bound.max_lp_iterations;
   bp.time_limit_s = std::max(0.001, std::min(params.order_bound.time_limit_s, time_limit_s));
@@ -230,10 +332,8 @@ OrderBound InOrderLowerBound(const Graph& graph, std::span<const OpId> order, By
   // The copy counts first: with them integral, the evictions and holds they allow follow
   // (random-layered-100 at 80%: complete in 200 nodes, where branching on the evictions first
   // left leaves open at 2,000; perf/RESULTS.md, "Copies' inputs in the in-order bound").
-  bp.branch_first.assign(U(problem.num_columns()), 0);
-  for (const std::vector<int>& columns : count_column)
-    for (int c : columns) bp.branch_first[U(c)] = 1;
-  const ilp::ProvenBound b = ilp::ProveLowerBound(problem, bp);
+  bp.branch_first = cover.copy_counts;
+  const ilp::ProvenBound b = ilp::ProveLowerBound(cover.problem, bp);
   out.solver = b.message;
   // A bound that is not finite is not reported: without the holds every eviction at 1 covers
   // every row (can >= need above), and the holds' rows are not trusted to prove a budget out

@@ -205,9 +205,10 @@ struct OrderBoundParams {
   // a few thousand) branching raised every bound (perf/RESULTS.md, "The in-order lower bound").
   std::int64_t branch_max_nonzeros = 100'000;
   // It is skipped where its LP has more nonzeros than this (0: no limit): steps above the
-  // budget times the storages evictable there. ResNet-50 at batch 32 at one third: 155,222
-  // (0.5 s); GPT-2 XL at 90%: 633,489 (2.4 s); at half: 3,180,189, whose LP did not finish
-  // in 10 s (the compute bound is higher there anyway).
+  // budget times the storages evictable there, and the copies' inputs; counted as the model is
+  // built, which stops once past it. ResNet-50 at batch 32 at one third: 197,795 (0.4 s); GPT-2
+  // XL at 90%: 758,905 (1.7 s); at 80%: 1,676,160, its LP alone 3.8 s for 1.6796% (the compute
+  // bound is as high there); at half: 3,180,189 and more, whose LP did not finish in 10 s.
   std::int64_t max_nonzeros = 1'000'000;
   double time_limit_s = 10.0;
   // Levels of a copy's inputs (0: none) that the order has freed by then: each held (bytes at

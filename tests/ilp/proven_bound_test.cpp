@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace roam::ilp {
@@ -186,6 +188,7 @@ TEST(ProvenBound, ProvesInfeasibility) {
 // with none left even for the root, nothing is proven.
 TEST(ProvenBound, OutOfWorkProvesOnlyWhatItSolved) {
   std::mt19937 rng(3);
+  int roots_unsolved = 0;
   for (int trial = 0; trial < 20; ++trial) {
     const Problem p = RandomProgram(rng, 12, 6);
     const std::optional<double> optimum = BruteForce(p);
@@ -200,8 +203,13 @@ TEST(ProvenBound, OutOfWorkProvesOnlyWhatItSolved) {
       if (!b.complete) {
         EXPECT_FALSE(b.infeasible);
       }
+      // A root LP out of work proves nothing, and says so.
+      const bool root_unsolved = b.bound == -std::numeric_limits<double>::infinity();
+      EXPECT_EQ(b.message == "out of work before the root LP was solved", root_unsolved);
+      roots_unsolved += root_unsolved;
     }
   }
+  EXPECT_GE(roots_unsolved, 1);
 }
 
 }  // namespace

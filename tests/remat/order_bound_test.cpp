@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -118,6 +119,45 @@ TEST(OrderBound, ZeroWhereTheOrderFitsGrowsAsTheBudgetFallsAndBranchingProvesMor
   EXPECT_GE(branched, 2);
   // Copies' inputs held or made again prove more (at 85%: 1.57% -> 1.65%).
   EXPECT_GE(inputs_raise, 1);
+}
+
+// order_bound.max_nonzeros bounds the model's memory, not only its solve: a model past it is
+// abandoned as soon as it counts more (its inputs grow as inputs^levels), and a budget out of
+// reach is still proven, whatever the allowance.
+TEST(OrderBound, AbandonsAModelAsSoonAsItPassesItsNonzeroAllowance) {
+  const Graph g = testing::RandomLayered({.nodes = 100}, 100);
+  RematParams params;
+  params.alignment = 1;
+  params.order_bound.max_nodes = 1;
+  params.order_bound.input_levels = 4;
+  params.order_bound.max_nonzeros = 0;  // no limit
+  const Schedule base = detail::BaseSchedule(g, params);
+  const Bytes budget = *BudgetOfRatio(NoRematPeak(g, params), 0.8);
+  const OrderBound full = InOrderLowerBound(g, base, budget, params, 30);
+  ASSERT_GT(full.overhead, 0.0);
+  RematParams no_inputs = params;
+  no_inputs.order_bound.input_levels = 0;
+  const OrderBound small = InOrderLowerBound(g, base, budget, no_inputs, 30);
+  ASSERT_GT(small.nonzeros, 0);
+  ASSERT_GT(full.nonzeros, 4 * small.nonzeros);  // the inputs are most of it
+  for (std::int64_t allowed : {small.nonzeros, full.nonzeros / 2, full.nonzeros - 1}) {
+    SCOPED_TRACE("allowed " + std::to_string(allowed));
+    params.order_bound.max_nonzeros = allowed;
+    const OrderBound b = InOrderLowerBound(g, base, budget, params, 30);
+    EXPECT_EQ(b.overhead, 0.0);
+    EXPECT_FALSE(b.infeasible);
+    EXPECT_EQ(b.solver, "skipped: more nonzeros than order_bound.max_nonzeros");
+    // Stopped at the need or hold that passed it: at most a row's worth more.
+    EXPECT_GT(b.nonzeros, allowed);
+    EXPECT_LE(b.nonzeros, allowed + 1000);
+  }
+  params.order_bound.max_nonzeros = full.nonzeros;  // exactly: solved
+  EXPECT_EQ(InOrderLowerBound(g, base, budget, params, 30).overhead, full.overhead);
+  // Out of reach with any allowance: nothing evictable covers the largest step.
+  params.order_bound.max_nonzeros = 1;
+  const OrderBound none = InOrderLowerBound(g, base, 1, params, 30);
+  EXPECT_TRUE(none.infeasible);
+  EXPECT_EQ(none.solver, "infeasible");
 }
 
 // MOCCASIN's problem (the input order kept): the compute lower bound is 0 on these graphs
