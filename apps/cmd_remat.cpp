@@ -112,11 +112,14 @@ int RunSweep(const RematOptions& options, const Graph& graph, const remat::Remat
   if (options.output.json) {
     nlohmann::ordered_json doc = nlohmann::ordered_json::array();
     for (const auto& p : points) {
-      nlohmann::ordered_json point = {
-          {"ratio", p.ratio},       {"budget", p.budget},
-          {"peak", p.peak},         {"compute_overhead", p.compute_overhead},
-          {"feasible", p.feasible}, {"method", p.method},
-          {"seconds", p.seconds}};
+      nlohmann::ordered_json point = {{"ratio", p.ratio},
+                                      {"budget", p.budget},
+                                      {"peak", p.peak},
+                                      {"compute_overhead", p.compute_overhead},
+                                      {"feasible", p.feasible},
+                                      {"method", p.method},
+                                      {"plan_ratio", p.plan_ratio},
+                                      {"seconds", p.seconds}};
       if (bounded) point["compute_lower_bound"] = p.lower_bound;
       doc.push_back(point);
     }
@@ -125,12 +128,17 @@ int RunSweep(const RematOptions& options, const Graph& graph, const remat::Remat
   }
   std::printf("%-7s %-14s %-14s %-10s %-10s %-11s %s\n", "ratio", "budget", "peak", "overhead",
               "bound", "method", "seconds");
-  for (const auto& p : points)
-    std::printf("%-7.2f %-14lld %-14lld %-10s %-10s %-11s %.2f%s\n", p.ratio,
+  for (const auto& p : points) {
+    // A lower budget's plan that costs less (it fits this one too) names its ratio.
+    char from[48] = "";
+    if (p.plan_ratio != p.ratio)
+      std::snprintf(from, sizeof from, "  (the %.2f plan)", p.plan_ratio);
+    std::printf("%-7.2f %-14lld %-14lld %-10s %-10s %-11s %.2f%s%s\n", p.ratio,
                 static_cast<long long>(p.budget), static_cast<long long>(p.peak),
                 Percent(p.compute_overhead).c_str(), bounded ? Percent(p.lower_bound).c_str() : "-",
-                p.method.c_str(), p.seconds,
+                p.method.c_str(), p.seconds, from,
                 p.feasible ? "" : "  (infeasible: smallest peak found)");
+  }
   return kOk;
 }
 

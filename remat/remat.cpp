@@ -330,10 +330,41 @@ std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios
     p.method = r.method;
     p.lower_bound = r.lower_bound;
     p.seconds = r.seconds + (i == 0 ? shared_seconds : 0.0);
+    p.plan_ratio = p.ratio;
     points.push_back(p);
     if (!p.feasible) break;
   }
+  TakeCheaperPlansFromBelow(points);
   return points;
+}
+
+void TakeCheaperPlansFromBelow(std::vector<SweepPoint>& points) {
+  std::vector<size_t> by_budget(points.size());
+  for (size_t i = 0; i < by_budget.size(); ++i) by_budget[i] = i;
+  std::stable_sort(by_budget.begin(), by_budget.end(),
+                   [&](size_t a, size_t b) { return points[a].budget < points[b].budget; });
+  // Points of one budget are compared with each other too: the cheapest of them is taken.
+  std::optional<SweepPoint> cheapest;  // of the budgets so far
+  for (size_t j = 0; j < by_budget.size();) {
+    size_t end = j;  // [j, end): one budget
+    while (end < by_budget.size() && points[by_budget[end]].budget == points[by_budget[j]].budget)
+      ++end;
+    for (size_t k = j; k < end; ++k) {
+      const SweepPoint& p = points[by_budget[k]];
+      if (p.feasible && (!cheapest || p.compute_overhead < cheapest->compute_overhead))
+        cheapest = p;
+    }
+    for (size_t k = j; k < end; ++k) {
+      SweepPoint& p = points[by_budget[k]];
+      if (!cheapest || (p.feasible && p.compute_overhead <= cheapest->compute_overhead)) continue;
+      p.peak = cheapest->peak;
+      p.compute_overhead = cheapest->compute_overhead;
+      p.feasible = true;
+      p.method = cheapest->method;
+      p.plan_ratio = cheapest->plan_ratio;
+    }
+    j = end;
+  }
 }
 
 }  // namespace roam::remat

@@ -122,12 +122,22 @@ struct SweepPoint {
   double seconds = 0;  // the first point's include the work the points share
   // The compute lower bound at this budget (params.overhead_bound.in_sweep; else 0).
   double lower_bound = 0;
+  // The ratio whose plan this is: its own, or a lower budget's that costs less (a plan within
+  // a lower budget is within this one too, so the curve never rises with the budget).
+  double plan_ratio = 0;
 };
 // The greedy descends once for all budgets (each point gets what a run for its budget alone
-// would) and the checkpoint's segmentations are evaluated once.
+// would) and the checkpoint's segmentations are evaluated once; then each point takes the
+// cheapest plan of a budget at most its own (TakeCheaperPlansFromBelow).
 std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
                               const RematParams& params = {});
 std::vector<SweepPoint> Sweep(const Graph& graph, std::span<const double> ratios,
                               const RematParams& params, const Deadline& deadline);
+
+// Each point, in any order of budgets, takes the plan of the cheapest feasible point whose budget
+// is at most its own where that costs less than its own plan (feasible too, then): its peak,
+// overhead, method and plan_ratio; its budget, bound and seconds stay. The searches are not
+// monotone in the budget (random-layered-250 cost 11.73% at 64% and 10.24% at 62%).
+void TakeCheaperPlansFromBelow(std::vector<SweepPoint>& points);
 
 }  // namespace roam::remat

@@ -212,6 +212,8 @@ TEST_F(RematCli, SweepPrintsTheTradeOffDownToTheSmallestFeasibleBudget) {
   EXPECT_TRUE(doc[0]["feasible"].get<bool>());
   EXPECT_LE(doc[0]["peak"].get<Bytes>(), doc[0]["budget"].get<Bytes>());
   for (size_t i = 1; i < doc.size(); ++i) EXPECT_GE(doc[i]["compute_overhead"].get<double>(), 0.0);
+  // Each point's plan is of its budget or of a lower one, which fits it too.
+  for (const auto& p : doc) EXPECT_LE(p["plan_ratio"].get<double>(), p["ratio"].get<double>());
   EXPECT_FALSE(doc.back()["feasible"].get<bool>());
 }
 
