@@ -130,6 +130,21 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
       }
     }
   }
+  // An original's view or in-place write of a copy's tensor is of the tensor it reads: the
+  // storage its result shares is the one it was computed from.
+  for (OpId o = 0; o < n; ++o) {
+    const Op& op = graph.ops[U(o)];
+    if (graph.recomputes(o) != kNoOp) continue;
+    for (TensorId out : op.outputs) {
+      const TensorId base = graph.tensors[U(out)].alias_of;
+      if (base == kNoTensor || graph.tensors[U(base)].producer == kNoOp ||
+          graph.recomputes(graph.tensors[U(base)].producer) == kNoOp)
+        continue;
+      if (std::find(op.inputs.begin(), op.inputs.end(), base) == op.inputs.end())
+        return TensorName(graph, out) + " of " + Name(graph, o) + " aliases " +
+               TensorName(graph, base) + " of a copy, which it does not read";
+    }
+  }
   if (original == nullptr) return {};
 
   // The graph minus its copies is the original.
@@ -156,7 +171,8 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
     };
     if (gt.size != ot.size || gt.output != ot.output || gt.kind != ot.kind ||
         ext_op(graph, gt.producer) != ext_op(*original, ot.producer) ||
-        ext_t(graph, gt.alias_of) != ext_t(*original, ot.alias_of) ||
+        ext_t(graph, gt.alias_of == kNoTensor ? kNoTensor : value[U(gt.alias_of)]) !=
+            ext_t(*original, ot.alias_of) ||
         (gt.producer != kNoOp && graph.recomputes(gt.producer) != kNoOp))
       return "tensor " + std::to_string(ot.ext_id) + " differs from the original's";
     mapped[U(t)] = it->second;

@@ -187,6 +187,16 @@ bool GreedyState::Reset(std::span<const OpId> schedule) {
         }
         made = NewCopyValue(t, storage);
         version.push_back(0);
+      } else if (orig.alias_of != kNoTensor && !orig.output) {
+        // As in Rewrite: an original view or in-place write of a copy aliases the copy.
+        const int to = values_[Index(latest[Index(orig.alias_of)])].storage;
+        const int from = values_[Index(t)].storage;
+        if (to != from) {
+          auto& members = stores_[Index(from)].members;
+          members.erase(std::find(members.begin(), members.end(), t));
+          stores_[Index(to)].members.push_back(t);
+          values_[Index(t)].storage = to;
+        }
       }
       values_[Index(made)].producer = inst;
       const int sid = values_[Index(made)].storage;
@@ -316,9 +326,9 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
     if (keep != readers.end()) affected.push_back(values_[Index(prev)].storage);
     readers.erase(keep, readers.end());
   }
-  // Copies after a new computation that view or write in place the tensor it recomputes now
-  // take the new computation's storage (Walker resolves a copy's base to the latest one), and
-  // so do the views of those, in turn.
+  // Computations after a new one that view or write in place the tensor it recomputes now
+  // take the new computation's storage (Walker resolves a base to the latest computation), and
+  // so do the views of those, in turn; originals that are graph outputs keep theirs.
   std::vector<int> queue = made;
   while (!queue.empty()) {
     const int v = queue.back();
@@ -335,7 +345,8 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
     for (TensorId c : alias_children_[Index(t)])
       for (int y : computations_[Index(c)]) {
         const int p = values_[Index(y)].producer;
-        if (p < 0 || !copy_[Index(p)] || pos_[Index(p)] <= q || pos_[Index(p)] >= until) continue;
+        if (p < 0 || pos_[Index(p)] <= q || pos_[Index(p)] >= until) continue;
+        if (!copy_[Index(p)] && graph_.tensors[Index(c)].output) continue;
         const int from = values_[Index(y)].storage;
         if (from == to) continue;
         auto& old_members = stores_[Index(from)].members;
@@ -343,7 +354,7 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
         stores_[Index(to)].members.push_back(y);
         values_[Index(y)].storage = to;
         if (in_place_[Index(op_of_[Index(p)])]) {
-          if (stores_[Index(to)].original) return false;
+          if (copy_[Index(p)] && stores_[Index(to)].original) return false;
           auto& ow = stores_[Index(from)].writers;
           ow.erase(std::find(ow.begin(), ow.end(), p));
           auto& nw = stores_[Index(to)].writers;

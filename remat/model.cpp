@@ -74,7 +74,8 @@ struct Walker {
       copy.alias_of = kNoTensor;  // set below, once roots are known
       NewTensor(copy);
     }
-    // Original tensors keep their aliasing; roots follow the original chains.
+    // Original tensors keep their aliasing until they are made (below: a view of a copy
+    // aliases the copy); roots follow the original chains.
     for (TensorId t = 0; t < g.num_tensors(); ++t) {
       out.graph.tensors[U(t)].alias_of = g.tensors[U(t)].alias_of;
       root[U(t)] = RootOf(g, t);
@@ -148,6 +149,13 @@ struct Walker {
           c.alias_of = orig.alias_of == kNoTensor ? kNoTensor : latest[U(orig.alias_of)];
           c.kind = orig.kind;
           made = NewTensor(std::move(c));
+        } else if (orig.alias_of != kNoTensor && !orig.output) {
+          // An original view or in-place write of a tensor whose latest computation is a copy
+          // aliases that copy, the storage it reads: the original storage is then free once its
+          // own readers are done (a backward's view of a forward activation recomputed for it).
+          const TensorId base = latest[U(orig.alias_of)];
+          out.graph.tensors[U(t)].alias_of = base;
+          root[U(t)] = root[U(base)];
         }
         if (in_place && orig.alias_of != kNoTensor) {
           const TensorId r = root[U(made)];

@@ -29,6 +29,7 @@ TEST(GreedyState, InsertKeepsTheProfileAndValidityOfTheFullEvaluation) {
     testing::TrainingGraphOptions o;
     o.layers = 2 + static_cast<int>(seed % 3);
     o.adam = seed % 2 == 0;
+    o.view_again_prob = seed % 4 < 2 ? 0.7 : 0.0;  // backward views of copied inputs
     const Graph g = testing::TrainingLikeGraph(rng, o);
     RematParams params;
     params.alignment = seed % 3 == 0 ? 1 : 64;

@@ -14,6 +14,7 @@
 #include "core/memory_model.h"
 #include "core/types.h"
 #include "gen/generate.h"
+#include "remat/greedy_state.h"
 #include "remat/internal.h"
 #include "tests/remat/brute_force.h"
 #include "tests/support/random_graph.h"
@@ -240,6 +241,110 @@ TEST(Faithful, RejectsAWrongRewiring) {
   EXPECT_NE(CheckFaithful(renamed).find("another name"), std::string::npos);
 }
 
+// Builds a tiny graph op by op and tensor by tensor, ids in creation order.
+struct TinyGraph {
+  Graph& g;
+  OpId Add(std::string name, Phase phase) {
+    g.ops.push_back(Op{static_cast<ExternalId>(g.ops.size()), std::move(name), phase, {}, {}});
+    return static_cast<OpId>(g.ops.size() - 1);
+  }
+  TensorId Tensor(Bytes size, OpId producer, TensorKind kind, std::vector<OpId> readers,
+                  TensorId alias_of = kNoTensor) {
+    roam::Tensor t;
+    t.ext_id = static_cast<ExternalId>(g.tensors.size());
+    t.size = size;
+    t.producer = producer;
+    t.kind = kind;
+    t.consumers = std::move(readers);
+    t.alias_of = alias_of;
+    g.tensors.push_back(t);
+    return static_cast<TensorId>(g.tensors.size() - 1);
+  }
+};
+
+// An activation the backward views again (llama's bf16 weight casts read through `aten.t`):
+// 0 f makes a (100), 1 v views it as av, read by 2 g and by the backward's view 5 vb, whose
+// avt 6 fb reads. Recomputing f and v before vb frees a at 4 gb (250 -> 210) only if vb's view
+// aliases the copy it reads, not the original storage.
+struct ViewedAgain {
+  Graph g;
+  TensorId av = kNoTensor, avt = kNoTensor;
+};
+ViewedAgain ViewedAgainInTheBackward() {
+  ViewedAgain out;
+  Graph& g = out.g;
+  g.name = "viewed-again";
+  TinyGraph b{g};
+  auto op = [&](std::string name, Phase phase) { return b.Add(std::move(name), phase); };
+  auto tensor = [&](Bytes size, OpId producer, TensorKind kind, std::vector<OpId> readers,
+                    TensorId alias_of = kNoTensor) {
+    return b.Tensor(size, producer, kind, std::move(readers), alias_of);
+  };
+  const OpId f = op("aten.mm", Phase::kForward), v = op("aten.t", Phase::kForward),
+             gop = op("aten.relu", Phase::kForward), loss = op("aten.sum", Phase::kForward),
+             gb = op("aten.mm", Phase::kBackward), vb = op("aten.t", Phase::kBackward),
+             fb = op("aten.mm", Phase::kBackward);
+  tensor(10, kNoOp, TensorKind::kInput, {f});
+  const TensorId a = tensor(100, f, TensorKind::kActivation, {v});
+  out.av = tensor(100, v, TensorKind::kActivation, {gop, vb}, a);
+  tensor(10, gop, TensorKind::kActivation, {loss});
+  tensor(50, loss, TensorKind::kActivation, {gb});
+  tensor(100, gb, TensorKind::kGradient, {fb});
+  out.avt = tensor(100, vb, TensorKind::kActivation, {fb}, out.av);
+  const TensorId gx = tensor(10, fb, TensorKind::kGradient, {});
+  g.tensors[U(gx)].output = true;
+  Finalize(g, "viewed-again");
+  return out;
+}
+
+TEST(Rewrite, AnOriginalViewOfACopyAliasesTheCopyAndFreesTheOriginal) {
+  const ViewedAgain va = ViewedAgainInTheBackward();
+  const Graph& g = va.g;
+  const Schedule base = {0, 1, 2, 3, 4, 5, 6};
+  const Schedule recomputed = {0, 1, 2, 3, 4, 0, 1, 5, 6};
+  ASSERT_EQ(CheckSchedule(g, recomputed), "");
+  const Rewritten r = Rewrite(g, recomputed);
+  // vb reads the copy of av and its view aliases it; the original a ends at g.
+  const TensorId av_copy = r.graph.ops[U(r.order[6])].outputs[0];
+  EXPECT_EQ(r.graph.tensors[U(av_copy)].alias_of, r.graph.ops[U(r.order[5])].outputs[0]);
+  EXPECT_EQ(r.graph.tensors[U(va.avt)].alias_of, av_copy);
+  EXPECT_EQ(CheckFaithful(r.graph, &g), "");
+  EXPECT_EQ(Peak(g, base), 250);        // a, the loss and its gradient at gb
+  EXPECT_EQ(Peak(g, recomputed), 210);  // the copy, the gradient and fb's result
+  // The greedy's incremental state agrees, built from the schedule or by inserting the copies.
+  RematParams params;
+  params.alignment = 1;
+  const MemoryModel model = BuildMemoryModel(g, params.alignment);
+  std::vector<double> costs;
+  for (OpId op = 0; op < g.num_ops(); ++op) costs.push_back(OpCost(g, op));
+  const detail::Evaluated e = detail::Evaluate(g, recomputed, params);
+  detail::GreedyState fresh(g, model, costs, params.rule);
+  ASSERT_TRUE(fresh.Reset(recomputed));
+  EXPECT_EQ(fresh.Profile(), e.profile);
+  detail::GreedyState inserted(g, model, costs, params.rule);
+  ASSERT_TRUE(inserted.Reset(base));
+  const std::vector<OpId> copies = {0, 1};
+  ASSERT_TRUE(inserted.Insert(5, copies));
+  ASSERT_EQ(inserted.schedule(), recomputed);
+  EXPECT_EQ(inserted.Profile(), e.profile);
+  // So the greedy reaches 210 at the brute-force optimum.
+  const detail::MethodResult greedy = detail::Greedy(g, base, 210, params);
+  EXPECT_EQ(greedy.status, Status::kFeasible);
+  EXPECT_DOUBLE_EQ(greedy.recompute_cost, BruteForce(g, 210, 2).min_cost);
+  EXPECT_GT(greedy.recompute_cost, 0.0);
+  // An original whose result aliases a copy's tensor must read it.
+  Graph bad = r.graph;
+  const OpId vb = 5;
+  auto& readers = bad.tensors[U(av_copy)].consumers;
+  readers.erase(std::find(readers.begin(), readers.end(), vb));
+  bad.tensors[U(va.av)].consumers.push_back(vb);
+  std::sort(bad.tensors[U(va.av)].consumers.begin(), bad.tensors[U(va.av)].consumers.end());
+  bad.program_order.clear();
+  Finalize(bad, "bad");
+  EXPECT_NE(CheckFaithful(bad).find("which it does not read"), std::string::npos)
+      << CheckFaithful(bad);
+}
+
 TEST(Cost, MissingCostsAreTheMemoryBoundEstimate) {
   Graph g = testing::MlpChain(1);  // f0: 100 B in, 100 B out
   EXPECT_DOUBLE_EQ(OpCost(g, 0), kCostPerByte * 200);
@@ -315,19 +420,10 @@ TEST(Methods, TheGreedyReachesTheTightBudgetOfAChain) {
 Graph WeightUpdatedBeforeTheLastRead() {
   Graph g;
   g.name = "update-before-last-read";
-  auto op = [&](std::string name, Phase phase) {
-    g.ops.push_back(Op{static_cast<ExternalId>(g.ops.size()), std::move(name), phase, {}, {}});
-    return static_cast<OpId>(g.ops.size() - 1);
-  };
+  TinyGraph builder{g};
+  auto op = [&](std::string name, Phase phase) { return builder.Add(std::move(name), phase); };
   auto tensor = [&](Bytes size, OpId producer, TensorKind kind, std::vector<OpId> readers) {
-    Tensor t;
-    t.ext_id = static_cast<ExternalId>(g.tensors.size());
-    t.size = size;
-    t.producer = producer;
-    t.kind = kind;
-    t.consumers = std::move(readers);
-    g.tensors.push_back(t);
-    return static_cast<TensorId>(g.tensors.size() - 1);
+    return builder.Tensor(size, producer, kind, std::move(readers));
   };
   const OpId f = op("aten.mm", Phase::kForward), gop = op("aten.relu", Phase::kForward),
              loss = op("aten.sum", Phase::kForward), gb = op("aten.mm", Phase::kBackward),

@@ -184,9 +184,19 @@ Graph TrainingLikeGraph(std::mt19937_64& rng, const TrainingGraphOptions& option
       OpId gt = b.AddOp("aten.t", bwd);
       b.Read(gt, gp);
       TensorId gpt = b.Out(gt, width, TensorKind::kGradient, gp);
+      // The saved input read through a view made in the backward (llama's "aten.t" of a bf16
+      // cast): a copy of the input leaves that view aliasing the copy. No draw at 0, so graphs
+      // without it stay as they were.
+      TensorId saved = layer.input;
+      if (l > 0 && options.view_again_prob > 0 && chance(options.view_again_prob)) {
+        OpId view = b.AddOp("aten.t", bwd);
+        b.Read(view, layer.input);
+        saved = b.Out(view, b.graph.tensors[U(layer.input)].size,
+                      b.graph.tensors[U(layer.input)].kind, layer.input);
+      }
       OpId dw = b.AddOp("aten.mm", bwd);
       b.Read(dw, gpt);
-      b.Read(dw, layer.input);
+      b.Read(dw, saved);
       weight_grads.push_back(
           {p.weight, b.Out(dw, b.graph.tensors[U(p.weight)].size, TensorKind::kGradient)});
       if (l > 0) {

@@ -22,6 +22,9 @@ struct TrainingGraphOptions {
   // The backward pass starts from an op with no inputs ("aten.ones") instead of
   // "aten.ones_like(loss)", so the loss value has no consumer.
   double floating_loss_grad_prob = 0.5;
+  // A weight gradient reads its layer's saved input through a view ("aten.t") made in the
+  // backward.
+  double view_again_prob = 0.0;
   bool phases = true;  // write ops[].phase
   Bytes max_size = 4096;
 };

@@ -12,7 +12,7 @@ import unittest
 import support as s
 from roam_torch import arena, patches, plan_io, planned
 from roam_torch.gpt2 import GPT2Config
-from roam_torch.spec import OptimizerSpec, StepSpec
+from roam_torch.spec import OptimizerSpec, StepSpec, load_config
 from test_run_plan import export_tiny_gpt, load, run_plan_main
 
 STEPS = 2
@@ -205,6 +205,27 @@ class SegNet(RematPlansRunAndMatchEager, unittest.TestCase):
         return planned.Runner(StepSpec(name="segnet", family="segmentation", model="segnet",
                                        batch=2, image_size=45, num_classes=4,
                                        optimizer=OptimizerSpec(name="adam", lr=0.01)))
+
+
+@unittest.skipUnless(s.ON_1_13, "configs/llama-tiny.yaml's unfused attention is traced on 1.13")
+class LlamaTiny(RematPlansRunAndMatchEager, unittest.TestCase):
+    """configs/llama-tiny.yaml (bf16-mixed, AdamW): its weights' bf16 casts are read again in
+    the backward through `aten.t`, so a recomputed cast's original view there aliases the copy
+    it reads, and the original storage is free before it (docs/remat.md)."""
+
+    @staticmethod
+    def make_runner():
+        return planned.Runner(load_config(os.path.join(s.SOURCE_DIR, "configs", "llama-tiny.yaml")))
+
+    def test_a_backward_view_of_a_recomputed_cast_aliases_the_copy(self):
+        made = copies(self.rw)
+        tensors = {t["id"]: t for t in self.rw["tensors"]}
+        of_copies = {t["id"] for t in self.rw["tensors"] if t.get("producer") in made}
+        viewed = [t for t in self.rw["tensors"] if t.get("alias_of") in of_copies
+                  and t.get("producer") is not None and t["producer"] not in made]
+        self.assertTrue(viewed, "no original view of a copy: the test no longer tests it")
+        for t in viewed:
+            self.assertIn(t["producer"], tensors[t["alias_of"]]["consumers"])
 
 
 class CommandLine(unittest.TestCase):
