@@ -99,8 +99,10 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
     for (TensorId out : Valued(graph, copy.outputs)) {
       const Tensor& t = graph.tensors[U(out)];
       const Tensor& orig = graph.tensors[U(value[U(out)])];
-      TensorId base = t.alias_of == kNoTensor ? kNoTensor : value[U(t.alias_of)];
-      if (base != orig.alias_of)
+      // Both in values: the original itself may alias a copy (a view made after it).
+      const TensorId base = t.alias_of == kNoTensor ? kNoTensor : value[U(t.alias_of)];
+      const TensorId want = orig.alias_of == kNoTensor ? kNoTensor : value[U(orig.alias_of)];
+      if (base != want)
         return TensorName(graph, out) + " of " + Name(graph, c) +
                " does not alias what the original's output aliases";
     }

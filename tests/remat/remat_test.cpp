@@ -309,6 +309,10 @@ TEST(Rewrite, AnOriginalViewOfACopyAliasesTheCopyAndFreesTheOriginal) {
   EXPECT_EQ(r.graph.tensors[U(av_copy)].alias_of, r.graph.ops[U(r.order[5])].outputs[0]);
   EXPECT_EQ(r.graph.tensors[U(va.avt)].alias_of, av_copy);
   EXPECT_EQ(CheckFaithful(r.graph, &g), "");
+  // A copy of vb itself, after vb aliased the copy of av: the same value, faithful too.
+  const Schedule twice = {0, 1, 2, 3, 4, 0, 1, 5, 5, 6};
+  ASSERT_EQ(CheckSchedule(g, twice), "");
+  EXPECT_EQ(CheckFaithful(Rewrite(g, twice).graph, &g), "");
   EXPECT_EQ(Peak(g, base), 250);        // a, the loss and its gradient at gb
   EXPECT_EQ(Peak(g, recomputed), 210);  // the copy, the gradient and fb's result
   // The greedy's incremental state agrees, built from the schedule or by inserting the copies.
