@@ -37,6 +37,7 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
   // value[t]: the tensor whose value t carries (itself unless a copy produced it).
   std::vector<TensorId> value(U(graph.num_tensors()));
   for (TensorId t = 0; t < graph.num_tensors(); ++t) value[U(t)] = t;
+  auto value_of = [&](TensorId t) { return t == kNoTensor ? kNoTensor : value[U(t)]; };
   RecomputeRule deterministic_parts;
   deterministic_parts.rng_state_kept = true;  // whether the RNG state was kept is not recorded
   for (OpId c = 0; c < n; ++c) {
@@ -100,9 +101,7 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
       const Tensor& t = graph.tensors[U(out)];
       const Tensor& orig = graph.tensors[U(value[U(out)])];
       // Both in values: the original itself may alias a copy (a view made after it).
-      const TensorId base = t.alias_of == kNoTensor ? kNoTensor : value[U(t.alias_of)];
-      const TensorId want = orig.alias_of == kNoTensor ? kNoTensor : value[U(orig.alias_of)];
-      if (base != want)
+      if (value_of(t.alias_of) != value_of(orig.alias_of))
         return TensorName(graph, out) + " of " + Name(graph, c) +
                " does not alias what the original's output aliases";
     }
@@ -173,8 +172,7 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
     };
     if (gt.size != ot.size || gt.output != ot.output || gt.kind != ot.kind ||
         ext_op(graph, gt.producer) != ext_op(*original, ot.producer) ||
-        ext_t(graph, gt.alias_of == kNoTensor ? kNoTensor : value[U(gt.alias_of)]) !=
-            ext_t(*original, ot.alias_of) ||
+        ext_t(graph, value_of(gt.alias_of)) != ext_t(*original, ot.alias_of) ||
         (gt.producer != kNoOp && graph.recomputes(gt.producer) != kNoOp))
       return "tensor " + std::to_string(ot.ext_id) + " differs from the original's";
     mapped[U(t)] = it->second;

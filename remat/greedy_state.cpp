@@ -71,6 +71,13 @@ int GreedyState::NewCopyValue(TensorId t, int storage) {
   return id;
 }
 
+void GreedyState::MoveValue(int value, int to) {
+  auto& members = stores_[Index(values_[Index(value)].storage)].members;
+  members.erase(std::find(members.begin(), members.end(), value));
+  stores_[Index(to)].members.push_back(value);
+  values_[Index(value)].storage = to;
+}
+
 void GreedyState::Account(int storage, int sign) {
   const Store& s = stores_[Index(storage)];
   if (!s.planned || s.start == kNoStep) return;
@@ -190,13 +197,7 @@ bool GreedyState::Reset(std::span<const OpId> schedule) {
       } else if (orig.alias_of != kNoTensor && !orig.output) {
         // As in Rewrite: an original view or in-place write of a copy aliases the copy.
         const int to = values_[Index(latest[Index(orig.alias_of)])].storage;
-        const int from = values_[Index(t)].storage;
-        if (to != from) {
-          auto& members = stores_[Index(from)].members;
-          members.erase(std::find(members.begin(), members.end(), t));
-          stores_[Index(to)].members.push_back(t);
-          values_[Index(t)].storage = to;
-        }
+        if (to != values_[Index(t)].storage) MoveValue(t, to);
       }
       values_[Index(made)].producer = inst;
       const int sid = values_[Index(made)].storage;
@@ -349,10 +350,7 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
         if (!copy_[Index(p)] && graph_.tensors[Index(c)].output) continue;
         const int from = values_[Index(y)].storage;
         if (from == to) continue;
-        auto& old_members = stores_[Index(from)].members;
-        old_members.erase(std::find(old_members.begin(), old_members.end(), y));
-        stores_[Index(to)].members.push_back(y);
-        values_[Index(y)].storage = to;
+        MoveValue(y, to);
         if (in_place_[Index(op_of_[Index(p)])]) {
           if (copy_[Index(p)] && stores_[Index(to)].original) return false;
           auto& ow = stores_[Index(from)].writers;

@@ -89,6 +89,9 @@ class GreedyState {
   // storage (a member of it, no producer yet, not in computations_).
   int NewCopyStore(TensorId t);
   int NewCopyValue(TensorId t, int storage);
+  // Makes value a member of storage `to` instead of its own (a view or in-place write of a
+  // tensor whose latest computation is a copy shares the copy's storage).
+  void MoveValue(int value, int to);
   // Lifetime from the members and readers; moves the storage's interval in the profile.
   void Relife(int storage);
   void Account(int storage, int sign);
