@@ -183,7 +183,7 @@ class BudgetSplit {
           continue;
         tried.push_back(pick);
         cheaper = true;
-        Tracked t = measurer.Fresh();
+        Tracked& t = measurer.Scratch();
         Schedule trial = Assemble(base_.schedule, parts, &t.tag);
         if (!t.state.Reset(trial)) continue;
         if (t.state.Peak() > budget_) {

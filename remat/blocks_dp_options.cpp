@@ -86,13 +86,18 @@ Tracked& OptionMeasurer::Base() {
   return *base_state_;
 }
 
+Tracked& OptionMeasurer::Scratch() {
+  if (!scratch_) scratch_.emplace(Base());
+  return *scratch_;
+}
+
 void OptionMeasurer::MeasureOne(size_t i, const Attached& copies,
                                 std::vector<GroupOption>& options) {
   if (copies.empty()) {
     Record(i, Base(), options);
     return;
   }
-  Tracked t = Fresh();
+  Tracked& t = Fresh();
   // Insert the latest first, so the earlier attachment points stay where they are.
   for (size_t j = copies.size(); j-- > 0;) {
     size_t a = j;
@@ -184,7 +189,11 @@ void OptionMeasurer::Subsets(size_t i, Step split, std::vector<GroupOption>& opt
     for (const Candidate& c :
          CandidatesAt(cur.state, split, greedy_.costs, greedy_.flags, params_)) {
       if (c.ops.back() != targets[j]) continue;
-      Tracked next = cur;
+      if (depth_.size() > j)
+        depth_[j] = cur;
+      else
+        while (depth_.size() <= j) depth_.push_back(cur);  // a skipped depth gets one too
+      Tracked& next = depth_[j];
       if (next.Insert(c.at, c.ops)) self(self, j + 1, next, true);
       break;
     }

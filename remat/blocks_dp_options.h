@@ -6,6 +6,7 @@
 // (blocks_dp.cpp), which picks one per group. Not part of the stage's interface.
 #pragma once
 
+#include <deque>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -71,8 +72,10 @@ class OptionMeasurer {
   // option is dropped when one measured before it frees the same bytes everywhere for no more.
   std::vector<GroupOption> Measure(size_t i, const Attached& own, Step split);
 
-  // A copy of the base's state (a copy is cheaper than a Reset).
-  Tracked Fresh() { return Base(); }
+  // The measurer's scratch state, as last left, for a caller that resets it; and the same
+  // set to the base's (an assignment, cheaper than a Reset). Valid until the next call.
+  Tracked& Scratch();
+  Tracked& Fresh() { return Scratch() = Base(); }
 
  private:
   Tracked& Base();
@@ -85,6 +88,10 @@ class OptionMeasurer {
   const GreedyTools& greedy_;
   const GroupedBase& base_;
   std::optional<Tracked> base_state_;  // built once, on first use
+  std::optional<Tracked> scratch_;
+  // Subsets' states, one per depth of its search: assigned, not copied, per subset. A deque,
+  // so that growing it keeps the states of the shallower depths in place.
+  std::deque<Tracked> depth_;
 };
 
 }  // namespace roam::remat::detail

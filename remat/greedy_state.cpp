@@ -10,17 +10,19 @@ namespace roam::remat::detail {
 
 GreedyState::GreedyState(const Graph& graph, const MemoryModel& model,
                          const std::vector<double>& costs, const RecomputeRule& rule)
-    : graph_(graph), model_(model), costs_(costs), rule_(rule) {
-  in_place_.resize(graph.ops.size());
-  recomputable_.resize(graph.ops.size());
+    : graph_(&graph), model_(&model), costs_(&costs), rule_(rule) {
+  auto per_op = std::make_shared<PerGraph>();
+  per_op->in_place.resize(graph.ops.size());
+  per_op->recomputable.resize(graph.ops.size());
   for (OpId op = 0; op < graph.num_ops(); ++op) {
-    in_place_[Index(op)] = IsInPlaceWrite(graph, op);
-    recomputable_[Index(op)] = IsRecomputable(graph, op, rule);
+    per_op->in_place[Index(op)] = IsInPlaceWrite(graph, op);
+    per_op->recomputable[Index(op)] = IsRecomputable(graph, op, rule);
   }
-  alias_children_.resize(graph.tensors.size());
+  per_op->alias_children.resize(graph.tensors.size());
   for (TensorId t = 0; t < graph.num_tensors(); ++t)
     if (TensorId base = graph.tensors[Index(t)].alias_of; base != kNoTensor)
-      alias_children_[Index(base)].push_back(t);
+      per_op->alias_children[Index(base)].push_back(t);
+  per_graph_ = std::move(per_op);
 }
 
 Step GreedyState::ProducerStep(int value) const { return PosOf(values_[Index(value)].producer); }
@@ -51,23 +53,43 @@ void GreedyState::AddValue(int value) {
   list.insert(it, value);
 }
 
+template <class T>
+T& GreedyState::Slot(std::vector<T>& list, size_t i) {
+  if (list.size() <= i) list.resize(i + 1);
+  return list[i];
+}
+
 int GreedyState::NewCopyStore(TensorId t) {
-  Store s;
-  s.size = model_.storages[Index(model_.storage_of[Index(t)])].size;
+  const auto id = num_stores_++;
+  Store& s = Slot(stores_, Index(id));
+  s.size = model_->storages[Index(model_->storage_of[Index(t)])].size;
   s.planned = s.size > 0;
   s.output = false;
   s.original = false;
-  stores_.push_back(std::move(s));
-  return static_cast<int>(stores_.size()) - 1;
+  s.members.clear();
+  s.writers.clear();
+  s.start = s.end = kNoStep;
+  return id;
 }
 
 int GreedyState::NewCopyValue(TensorId t, int storage) {
-  Value v;
+  const auto id = num_values_++;
+  Value& v = Slot(values_, Index(id));
   v.tensor = t;
+  v.producer = -1;
   v.storage = storage;
-  values_.push_back(std::move(v));
-  const auto id = static_cast<int>(values_.size()) - 1;
+  v.readers.clear();
   stores_[Index(storage)].members.push_back(id);
+  return id;
+}
+
+int GreedyState::NewInstance(OpId op, Step pos, bool copy) {
+  const auto id = static_cast<int>(op_of_.size());
+  op_of_.push_back(op);
+  pos_.push_back(pos);
+  copy_.push_back(copy);
+  Slot(in_values_, Index(id)).clear();
+  Slot(out_values_, Index(id)).clear();
   return id;
 }
 
@@ -109,31 +131,28 @@ bool GreedyState::WrittenBetween(int storage, Step from, Step to) const {
 }
 
 bool GreedyState::Reset(std::span<const OpId> schedule) {
-  const int n = graph_.num_ops();
+  const int n = graph_->num_ops();
   schedule_.assign(schedule.begin(), schedule.end());
   const auto steps = schedule.size();
   order_.resize(steps);
-  op_of_.assign(schedule.begin(), schedule.end());
-  pos_.resize(steps);
-  copy_.assign(steps, 0);
-  // Resized and cleared rather than reassigned: a prune trial resets thousands of times, and
-  // the inner vectors keep their capacity.
-  auto clear_all = [](auto& lists, size_t size) {
-    lists.resize(size);
-    for (auto& list : lists) list.clear();
-  };
-  clear_all(in_values_, steps);
-  clear_all(out_values_, steps);
-  clear_all(computations_, graph_.tensors.size());
-  values_.resize(graph_.tensors.size());
-  for (Value& v : values_) {
-    v.producer = -1;
-    v.readers.clear();
+  op_of_.clear();
+  pos_.clear();
+  copy_.clear();
+  // The lists below are emptied, never shrunk: a prune trial resets thousands of times, and
+  // every value's, storage's and instance's list keeps its buffer for the next.
+  for (size_t p = 0; p < steps; ++p) NewInstance(schedule[p], static_cast<Step>(p), false);
+  computations_.resize(graph_->tensors.size());
+  for (auto& list : computations_) list.clear();
+  num_values_ = graph_->num_tensors();
+  for (int v = 0; v < num_values_; ++v) {
+    Value& value = Slot(values_, Index(v));
+    value.producer = -1;
+    value.readers.clear();
   }
-  stores_.resize(model_.storages.size());
-  for (size_t sid = 0; sid < model_.storages.size(); ++sid) {
-    const Storage& st = model_.storages[sid];
-    Store& s = stores_[sid];
+  num_stores_ = static_cast<int>(model_->storages.size());
+  for (size_t sid = 0; sid < model_->storages.size(); ++sid) {
+    const Storage& st = model_->storages[sid];
+    Store& s = Slot(stores_, sid);
     s.size = st.size;
     s.planned = st.planned();
     s.output = st.output;
@@ -143,12 +162,12 @@ bool GreedyState::Reset(std::span<const OpId> schedule) {
     s.start = s.end = kNoStep;
   }
   // Walker's write counts: per storage, and per value the count when it was made.
-  std::vector<int> writes(stores_.size(), 0), version(graph_.tensors.size(), 0);
-  std::vector<int> latest(graph_.tensors.size(), -1);
-  for (TensorId t = 0; t < graph_.num_tensors(); ++t) {
+  std::vector<int> writes(Index(num_stores_), 0), version(graph_->tensors.size(), 0);
+  std::vector<int> latest(graph_->tensors.size(), -1);
+  for (TensorId t = 0; t < graph_->num_tensors(); ++t) {
     values_[Index(t)].tensor = t;
-    values_[Index(t)].storage = model_.storage_of[Index(t)];
-    if (graph_.tensors[Index(t)].producer == kNoOp) {
+    values_[Index(t)].storage = model_->storage_of[Index(t)];
+    if (graph_->tensors[Index(t)].producer == kNoOp) {
       latest[Index(t)] = t;
       computations_[Index(t)].push_back(t);
     }
@@ -159,11 +178,10 @@ bool GreedyState::Reset(std::span<const OpId> schedule) {
     if (o < 0 || o >= n) return false;
     const auto inst = static_cast<int>(p);
     order_[p] = inst;
-    pos_[p] = static_cast<Step>(p);
     const bool copy = seen[Index(o)] != 0;
     copy_[p] = copy;
-    if (copy && !recomputable_[Index(o)]) return false;
-    const Op& op = graph_.ops[Index(o)];
+    if (copy && !per_graph_->recomputable[Index(o)]) return false;
+    const Op& op = graph_->ops[Index(o)];
     for (TensorId t : op.inputs) {
       const int x = latest[Index(t)];
       if (x < 0 || version[Index(x)] != writes[Index(values_[Index(x)].storage)]) return false;
@@ -171,18 +189,18 @@ bool GreedyState::Reset(std::span<const OpId> schedule) {
       values_[Index(x)].readers.push_back(inst);
     }
     for (TensorId t : op.outputs) {
-      const TensorId base = graph_.tensors[Index(t)].alias_of;
+      const TensorId base = graph_->tensors[Index(t)].alias_of;
       if (base == kNoTensor) continue;
       if (latest[Index(base)] < 0) return false;
-      if (copy && in_place_[Index(o)] &&
+      if (copy && per_graph_->in_place[Index(o)] &&
           stores_[Index(values_[Index(latest[Index(base)])].storage)].original)
         return false;
     }
     seen[Index(o)] = 1;
     for (TensorId t : op.outputs) {
       // As in Rewrite: readers of the statistics keep reading the original's update.
-      if (copy && IsSkippedStateUpdate(graph_, o, t, rule_)) continue;
-      const Tensor& orig = graph_.tensors[Index(t)];
+      if (copy && IsSkippedStateUpdate(*graph_, o, t, rule_)) continue;
+      const Tensor& orig = graph_->tensors[Index(t)];
       int made = t;
       if (copy) {
         int storage = 0;
@@ -201,7 +219,7 @@ bool GreedyState::Reset(std::span<const OpId> schedule) {
       }
       values_[Index(made)].producer = inst;
       const int sid = values_[Index(made)].storage;
-      if (in_place_[Index(o)] && orig.alias_of != kNoTensor) {
+      if (per_graph_->in_place[Index(o)] && orig.alias_of != kNoTensor) {
         ++writes[Index(sid)];
         stores_[Index(sid)].writers.push_back(inst);
       }
@@ -215,9 +233,9 @@ bool GreedyState::Reset(std::span<const OpId> schedule) {
     if (!seen[Index(op)]) return false;
   start_delta_.assign(steps + 1, 0);
   end_delta_.assign(steps + 1, 0);
-  for (size_t sid = 0; sid < stores_.size(); ++sid) {
-    stores_[sid].start = kNoStep;
-    Relife(static_cast<int>(sid));
+  for (int sid = 0; sid < num_stores_; ++sid) {
+    stores_[Index(sid)].start = kNoStep;
+    Relife(sid);
   }
   profile_dirty_ = true;
   return true;
@@ -225,9 +243,10 @@ bool GreedyState::Reset(std::span<const OpId> schedule) {
 
 bool GreedyState::CanInsert(Step at, std::span<const OpId> ops) const {
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i] < 0 || ops[i] >= graph_.num_ops() || !recomputable_[Index(ops[i])]) return false;
-    for (TensorId t : graph_.ops[Index(ops[i])].inputs) {
-      const OpId producer = graph_.tensors[Index(t)].producer;
+    if (ops[i] < 0 || ops[i] >= graph_->num_ops() || !per_graph_->recomputable[Index(ops[i])])
+      return false;
+    for (TensorId t : graph_->ops[Index(ops[i])].inputs) {
+      const OpId producer = graph_->tensors[Index(t)].producer;
       if (producer != kNoOp && std::find(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(i),
                                          producer) != ops.begin() + static_cast<std::ptrdiff_t>(i))
         continue;  // read from a copy made before it
@@ -244,7 +263,8 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
   profile_dirty_ = true;
   for (Step& p : pos_)
     if (p >= at) p += k;
-  for (Store& s : stores_) {
+  for (int sid = 0; sid < num_stores_; ++sid) {
+    Store& s = stores_[Index(sid)];
     if (s.start == kNoStep) continue;
     if (s.start >= at) s.start += k;
     if (s.end >= at) s.end += k;
@@ -254,13 +274,7 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
   schedule_.insert(schedule_.begin() + at, ops.begin(), ops.end());
   std::vector<int> copies;
   for (Step i = 0; i < k; ++i) {
-    const auto inst = static_cast<int>(op_of_.size());
-    copies.push_back(inst);
-    op_of_.push_back(ops[Index(i)]);
-    pos_.push_back(at + i);
-    copy_.push_back(1);
-    in_values_.emplace_back();
-    out_values_.emplace_back();
+    copies.push_back(NewInstance(ops[Index(i)], at + i, true));
   }
   order_.insert(order_.begin() + at, copies.begin(), copies.end());
 
@@ -270,8 +284,8 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
     const int inst = copies[Index(i)];
     const Step q = at + i;
     const OpId o = ops[Index(i)];
-    if (o < 0 || o >= graph_.num_ops() || !recomputable_[Index(o)]) return false;
-    const Op& op = graph_.ops[Index(o)];
+    if (o < 0 || o >= graph_->num_ops() || !per_graph_->recomputable[Index(o)]) return false;
+    const Op& op = graph_->ops[Index(o)];
     for (TensorId t : op.inputs) {
       const int x = Latest(t, q, false);
       if (x < 0) return false;
@@ -282,8 +296,8 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
     // The original must come first: it is the computation the copies repeat.
     if (op.outputs.empty() || Latest(op.outputs.front(), q, false) < 0) return false;
     for (TensorId t : op.outputs) {
-      if (IsSkippedStateUpdate(graph_, o, t, rule_)) continue;
-      const Tensor& orig = graph_.tensors[Index(t)];
+      if (IsSkippedStateUpdate(*graph_, o, t, rule_)) continue;
+      const Tensor& orig = graph_->tensors[Index(t)];
       int storage = 0;
       if (orig.alias_of == kNoTensor) {
         storage = NewCopyStore(t);
@@ -292,12 +306,12 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
         if (base < 0) return false;
         storage = values_[Index(base)].storage;
         // A recomputed in-place write must write a storage a copy made.
-        if (in_place_[Index(o)] && stores_[Index(storage)].original) return false;
+        if (per_graph_->in_place[Index(o)] && stores_[Index(storage)].original) return false;
       }
       const int id = NewCopyValue(t, storage);
       values_[Index(id)].producer = inst;
       Store& s = stores_[Index(storage)];
-      if (in_place_[Index(o)] && orig.alias_of != kNoTensor) {
+      if (per_graph_->in_place[Index(o)] && orig.alias_of != kNoTensor) {
         auto it = s.writers.begin();
         while (it != s.writers.end() && pos_[Index(*it)] < q) ++it;
         s.writers.insert(it, inst);
@@ -343,15 +357,15 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
         break;
       }
     const int to = values_[Index(v)].storage;
-    for (TensorId c : alias_children_[Index(t)])
+    for (TensorId c : per_graph_->alias_children[Index(t)])
       for (int y : computations_[Index(c)]) {
         const int p = values_[Index(y)].producer;
         if (p < 0 || pos_[Index(p)] <= q || pos_[Index(p)] >= until) continue;
-        if (!copy_[Index(p)] && graph_.tensors[Index(c)].output) continue;
+        if (!copy_[Index(p)] && graph_->tensors[Index(c)].output) continue;
         const int from = values_[Index(y)].storage;
         if (from == to) continue;
         MoveValue(y, to);
-        if (in_place_[Index(op_of_[Index(p)])]) {
+        if (per_graph_->in_place[Index(op_of_[Index(p)])]) {
           if (copy_[Index(p)] && stores_[Index(to)].original) return false;
           auto& ow = stores_[Index(from)].writers;
           ow.erase(std::find(ow.begin(), ow.end(), p));
@@ -409,10 +423,10 @@ Step GreedyState::PeakStep() {
 }
 
 double GreedyState::RecomputeCost() const {
-  std::vector<char> seen(graph_.ops.size(), 0);
+  std::vector<char> seen(graph_->ops.size(), 0);
   double cost = 0;
   for (OpId op : schedule_) {
-    if (seen[Index(op)]) cost += costs_[Index(op)];
+    if (seen[Index(op)]) cost += (*costs_)[Index(op)];
     seen[Index(op)] = 1;
   }
   return cost;

@@ -5,6 +5,7 @@
 // Not part of the stage's interface.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -17,9 +18,13 @@ namespace roam::remat::detail {
 // The op overwrites a storage in place (an in-place name and an output aliasing a tensor).
 bool IsInPlaceWrite(const Graph& graph, OpId op);
 
+// Copyable and assignable; an assignment reuses the buffers of the state assigned to, so a
+// search that measures many variants of one base assigns the base to a few scratch states
+// rather than copying it afresh (most of a copy's time is allocation).
 class GreedyState {
  public:
-  // model: BuildMemoryModel(graph, alignment) of the original graph; costs: OpCost per op.
+  // model: BuildMemoryModel(graph, alignment) of the original graph; costs: OpCost per op;
+  // all three must outlive the state and its copies.
   GreedyState(const Graph& graph, const MemoryModel& model, const std::vector<double>& costs,
               const RecomputeRule& rule);
 
@@ -56,7 +61,7 @@ class GreedyState {
   void ForEachReaderStep(int value, F f) const {
     for (int r : values_[Index(value)].readers) f(pos_[Index(r)]);
   }
-  int NumStorages() const { return static_cast<int>(stores_.size()); }
+  int NumStorages() const { return num_stores_; }
   bool Planned(int storage) const { return stores_[Index(storage)].planned; }
   bool Output(int storage) const { return stores_[Index(storage)].output; }
   Bytes Size(int storage) const { return stores_[Index(storage)].size; }
@@ -89,6 +94,10 @@ class GreedyState {
   // storage (a member of it, no producer yet, not in computations_).
   int NewCopyStore(TensorId t);
   int NewCopyValue(TensorId t, int storage);
+  int NewInstance(OpId op, Step pos, bool copy);  // its input and output lists empty
+  // Element i of list, grown into when past its end (the lists are never shrunk).
+  template <class T>
+  static T& Slot(std::vector<T>& list, size_t i);
   // Makes value a member of storage `to` instead of its own (a view or in-place write of a
   // tensor whose latest computation is a copy shares the copy's storage).
   void MoveValue(int value, int to);
@@ -98,23 +107,30 @@ class GreedyState {
   // Some writer of storage lies strictly between steps from and to.
   bool WrittenBetween(int storage, Step from, Step to) const;
 
-  const Graph& graph_;
-  const MemoryModel& model_;
-  const std::vector<double>& costs_;
+  // What depends on the graph alone, shared by copies of a state.
+  struct PerGraph {
+    std::vector<char> in_place;                         // per original op
+    std::vector<char> recomputable;                     // per original op
+    std::vector<std::vector<TensorId>> alias_children;  // per original tensor: its direct views
+  };
+  const Graph* graph_;
+  const MemoryModel* model_;
+  const std::vector<double>* costs_;
   RecomputeRule rule_;
-  std::vector<char> in_place_;                         // per original op
-  std::vector<char> recomputable_;                     // per original op
-  std::vector<std::vector<TensorId>> alias_children_;  // per original tensor: its direct views
+  std::shared_ptr<const PerGraph> per_graph_;
 
   Schedule schedule_;
   std::vector<int> order_;  // per step: instance
   std::vector<OpId> op_of_;
   std::vector<Step> pos_;
   std::vector<char> copy_;  // per instance: not the op's first computation
+  // Per instance, value and storage; the first op_of_.size(), num_values_ and num_stores_
+  // entries are in use, the rest kept for their buffers.
   std::vector<std::vector<int>> in_values_, out_values_;
   std::vector<Value> values_;
-  std::vector<std::vector<int>> computations_;  // per original tensor: values in step order
   std::vector<Store> stores_;
+  int num_values_ = 0, num_stores_ = 0;
+  std::vector<std::vector<int>> computations_;  // per original tensor: values in step order
   // Live bytes as two difference arrays: +size at a start, -size after an end.
   std::vector<Bytes> start_delta_, end_delta_;
   std::vector<Bytes> profile_;

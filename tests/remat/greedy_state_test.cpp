@@ -38,6 +38,10 @@ TEST(GreedyState, InsertKeepsTheProfileAndValidityOfTheFullEvaluation) {
     GreedyState state(g, model, costs, params.rule);
     Schedule schedule(g.program_order.begin(), g.program_order.end());
     ASSERT_TRUE(state.Reset(schedule));
+    // A second state, now and then assigned from the first and otherwise given the same
+    // inserts: an assignment reuses the buffers of a state of another length and copies.
+    GreedyState assigned(g, model, costs, params.rule);
+    ASSERT_TRUE(assigned.Reset(schedule));
     for (int round = 0; round < 40; ++round) {
       // Up to three computed ops, in schedule order, copied before a later step.
       const auto n = static_cast<Step>(schedule.size());
@@ -63,10 +67,17 @@ TEST(GreedyState, InsertKeepsTheProfileAndValidityOfTheFullEvaluation) {
         continue;
       }
       ++accepted;
+      if (round % 5 == 4)
+        assigned = state;
+      else
+        ASSERT_TRUE(assigned.Insert(at, ops));
       schedule = std::move(next);
       const Evaluated e = Evaluate(g, schedule, params);
       ASSERT_EQ(state.schedule(), schedule);
       ASSERT_EQ(state.Profile(), e.profile);
+      ASSERT_EQ(assigned.schedule(), schedule);
+      ASSERT_EQ(assigned.Profile(), e.profile);
+      EXPECT_EQ(assigned.PeakStep(), e.peak_step);
       EXPECT_EQ(state.Peak(), e.peak);
       EXPECT_EQ(state.PeakStep(), e.peak_step);
       EXPECT_EQ(state.RecomputeCost(), e.recompute_cost);
