@@ -131,19 +131,27 @@ std::string CheckFaithful(const Graph& graph, const Graph* original) {
       }
     }
   }
-  // An original's view or in-place write of a copy's tensor is of the tensor it reads: the
-  // storage its result shares is the one it was computed from.
+  // An original's view or in-place write is of the computation it reads: the storage its
+  // result shares is the one it was computed from, a copy's once it reads a copy (a graph
+  // output keeps its storage, as in the rewrite).
   for (OpId o = 0; o < n; ++o) {
     const Op& op = graph.ops[U(o)];
     if (graph.recomputes(o) != kNoOp) continue;
     for (TensorId out : op.outputs) {
       const TensorId base = graph.tensors[U(out)].alias_of;
-      if (base == kNoTensor || graph.tensors[U(base)].producer == kNoOp ||
-          graph.recomputes(graph.tensors[U(base)].producer) == kNoOp)
+      if (base == kNoTensor ||
+          std::find(op.inputs.begin(), op.inputs.end(), base) != op.inputs.end())
         continue;
-      if (std::find(op.inputs.begin(), op.inputs.end(), base) == op.inputs.end())
+      if (graph.tensors[U(base)].producer != kNoOp &&
+          graph.recomputes(graph.tensors[U(base)].producer) != kNoOp)
         return TensorName(graph, out) + " of " + Name(graph, o) + " aliases " +
                TensorName(graph, base) + " of a copy, which it does not read";
+      if (graph.tensors[U(out)].output) continue;
+      for (TensorId x : op.inputs)
+        if (value[U(x)] == value[U(base)])
+          return TensorName(graph, out) + " of " + Name(graph, o) + " aliases " +
+                 TensorName(graph, base) + " but reads " + TensorName(graph, x) +
+                 ", another computation of it";
     }
   }
   if (original == nullptr) return {};

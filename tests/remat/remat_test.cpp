@@ -347,6 +347,14 @@ TEST(Rewrite, AnOriginalViewOfACopyAliasesTheCopyAndFreesTheOriginal) {
   Finalize(bad, "bad");
   EXPECT_NE(CheckFaithful(bad).find("which it does not read"), std::string::npos)
       << CheckFaithful(bad);
+  // Nor may it alias the original while it reads the copy: the copy's storage would end
+  // before the view's readers.
+  Graph stale = r.graph;
+  stale.tensors[U(va.avt)].alias_of = va.av;
+  stale.program_order.clear();
+  Finalize(stale, "stale");
+  EXPECT_NE(CheckFaithful(stale).find("another computation of it"), std::string::npos)
+      << CheckFaithful(stale);
 }
 
 TEST(Cost, MissingCostsAreTheMemoryBoundEstimate) {

@@ -227,6 +227,30 @@ class LlamaTiny(RematPlansRunAndMatchEager, unittest.TestCase):
         for t in viewed:
             self.assertIn(t["producer"], tensors[t["alias_of"]]["consumers"])
 
+    def test_an_original_view_not_of_the_computation_it_reads_is_rejected(self):
+        made = copies(self.rw)
+        of_copies = {t["id"] for t in self.rw["tensors"] if t.get("producer") in made}
+        t = next(t for t in self.rw["tensors"] if t.get("alias_of") in of_copies
+                 and t.get("producer") is not None and t["producer"] not in made)
+        op, x = t["producer"], t["alias_of"]
+        base = self.runner.graph["tensors"][t["id"]]["alias_of"]  # the trace's
+        d = s.temp_dir(self)
+        # Aliasing the original while reading the copy; reading the original while aliasing
+        # the copy.
+        for case, expected in (("stale", "another computation of it"),
+                               ("unread", "of a copy, which op")):
+            bad = copy.deepcopy(self.rw)
+            tensors = {u["id"]: u for u in bad["tensors"]}
+            if case == "stale":
+                tensors[t["id"]]["alias_of"] = base
+            else:
+                tensors[x]["consumers"].remove(op)
+                tensors[base]["consumers"].append(op)
+            bad_path = s.write_json(d, f"{case}.json", bad)
+            with self.assertRaises(plan_io.BadInput) as e:
+                self.run_plan(self.plan_path, bad, bad_path, skip_validate=True)
+            self.assertIn(expected, str(e.exception))
+
 
 class CommandLine(unittest.TestCase):
     """The command line on a config's tiny GPT: a rewritten graph runs (exit 0); a consumer

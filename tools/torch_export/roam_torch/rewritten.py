@@ -200,6 +200,20 @@ def rewritten_program(export, given):
                 sub[inp] = which[v]
         if sub:
             rewired[op] = sub
+    # An original's view or in-place write is of the computation it reads, whose storage it
+    # shares; a graph output keeps its own (roam's CheckFaithful, docs/remat.md).
+    copy_made = {x["id"] for c in copy_outputs for x in made.get(c, [])}
+    for g in mine:
+        base, op = g.get("alias_of"), g.get("producer")
+        if base is None or op is None or base in reads.get(op, []):
+            continue
+        if base in copy_made:
+            raise BadInput(f"tensor {g['id']} of op {op} aliases tensor {base} of a copy, "
+                           f"which op {op} does not read")
+        other = next((r for r in reads.get(op, []) if value[r] == value.get(base)), None)
+        if other is not None and not g.get("output"):
+            raise BadInput(f"tensor {g['id']} of op {op} aliases tensor {base} but op {op} "
+                           f"reads tensor {other}, another computation of it")
     nodes = {op: export.op_nodes[o] for op, o in origin.items()}
     return Program(graph=given, op_nodes=nodes, origin=origin, rewired=rewired,
                    copy_outputs=copy_outputs, value=value)
