@@ -16,14 +16,12 @@
 #include "config/config.h"
 #include "gen/generate.h"
 #include "optimizer/optimizer.h"
+#include "perf/median.h"
 
 namespace roam {
 namespace {
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
+using perf::Median;
 
 double MiB(Bytes b) { return static_cast<double>(b) / (1 << 20); }
 

@@ -34,6 +34,7 @@
 #include "core/memory_model.h"
 #include "core/types.h"
 #include "gen/generate.h"
+#include "perf/median.h"
 #include "remat/bound.h"
 #include "remat/internal.h"
 #include "remat/remat.h"
@@ -328,10 +329,9 @@ void OrderBounds() {
           seconds.push_back(
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         }
-        std::sort(seconds.begin(), seconds.end());
         char buf[160];
         std::snprintf(buf, sizeof buf, "%.4f%% / %.2f s / %lld nonzeros (%s)", 100 * b.overhead,
-                      seconds[1], static_cast<long long>(b.nonzeros), b.solver.c_str());
+                      perf::Median(seconds), static_cast<long long>(b.nonzeros), b.solver.c_str());
         cell[v] = buf;
       }
       std::printf("| %s | %.0f%% | %s | %s | %s |\n", graph.name.c_str(), 100 * ratio,
