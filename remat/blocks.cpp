@@ -213,10 +213,15 @@ class BlockPass {
       if (!known) pool.push_back(std::move(run));
     }
     std::vector<Option> options;
+    // Each candidate is inserted into the state of rest and removed again once measured.
+    bool holds_rest = true;
     for (Candidate& c : pool) {
-      if (!greedy_.state.Reset(rest) || !greedy_.state.CanInsert(c.at, c.ops) ||
-          !greedy_.state.Insert(c.at, c.ops))
+      if (!holds_rest && !(holds_rest = greedy_.state.Reset(rest))) continue;
+      if (!greedy_.state.CanInsert(c.at, c.ops)) continue;
+      if (!greedy_.state.Insert(c.at, c.ops)) {
+        holds_rest = false;
         continue;
+      }
       const std::vector<Bytes>& after = greedy_.state.Profile();
       const auto shift = static_cast<Step>(c.ops.size());
       Option o;
@@ -227,6 +232,7 @@ class BlockPass {
         o.freed.push_back(base[U(s)] - after[U(t)]);
         helps = helps || o.freed.back() > 0;
       }
+      holds_rest = greedy_.state.Remove(c.at, shift);
       if (!helps) continue;
       o.c = std::move(c);
       options.push_back(std::move(o));

@@ -211,9 +211,13 @@ struct ReferenceEngine {
     schedule = std::move(s);
     view.emplace(Evaluate(graph, schedule, params));
   }
-  bool TryLoad(Schedule s) {
-    if (!CheckSchedule(graph, s, params.rule).empty()) return false;
-    Load(std::move(s));
+  // Loads s without its steps [at, at + k); false when that is not valid.
+  bool TryLoadWithout(const Schedule& s, size_t at, size_t k) {
+    Schedule trial = s;
+    trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(at),
+                trial.begin() + static_cast<std::ptrdiff_t>(at + k));
+    if (!CheckSchedule(graph, trial, params.rule).empty()) return false;
+    Load(std::move(trial));
     return true;
   }
   ReferenceView& View() { return *view; }
@@ -225,22 +229,98 @@ struct ReferenceEngine {
     return true;
   }
   const Schedule& Current() const { return schedule; }
-  // The peak of a schedule, or nothing when it is not valid.
-  std::optional<Bytes> Trial(const Schedule& s) const {
-    if (!CheckSchedule(graph, s, params.rule).empty()) return std::nullopt;
-    return Evaluate(graph, s, params).peak;
+  // The peak of s without its steps [at, at + k), or nothing when that is not valid.
+  std::optional<Bytes> TrialWithout(const Schedule& s, size_t at, size_t k) const {
+    Schedule trial = s;
+    trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(at),
+                trial.begin() + static_cast<std::ptrdiff_t>(at + k));
+    if (!CheckSchedule(graph, trial, params.rule).empty()) return std::nullopt;
+    return Evaluate(graph, trial, params).peak;
   }
+};
+
+// The prune's trials, each a schedule minus one run of copies, on one incremental state: the
+// run is removed from the state (after putting back what the trial before removed, when that
+// one was not kept) instead of the state being rebuilt for every trial.
+class RemovalTrials {
+ public:
+  explicit RemovalTrials(GreedyState* state) : state_(state) {}
+
+  // The peak of s without its steps [at, at + k), or nothing when that is not valid.
+  std::optional<Bytes> TrialWithout(const Schedule& s, size_t at, size_t k) {
+    if (!Holds(s)) {
+      valid_ = state_->Reset(s);
+      if (!valid_) return TrialOf(s, at, k);
+    }
+    removed_at_ = static_cast<Step>(at);
+    removed_.assign(s.begin() + static_cast<std::ptrdiff_t>(at),
+                    s.begin() + static_cast<std::ptrdiff_t>(at + k));
+    if (state_->Remove(removed_at_, static_cast<Step>(k))) return state_->Peak();
+    return TrialOf(s, at, k);  // not a run of copies, or an invalid schedule
+  }
+
+  // Someone else changed the state.
+  void Forget() {
+    valid_ = false;
+    removed_.clear();
+  }
+
+ private:
+  // Whether the state holds s, once the last trial's run is put back where s is not it.
+  bool Holds(const Schedule& s) {
+    if (!valid_) return false;
+    if (state_->schedule() == s) {
+      removed_.clear();
+      return true;
+    }
+    if (removed_.empty()) return false;
+    valid_ = state_->Insert(removed_at_, removed_);
+    removed_.clear();
+    return valid_ && state_->schedule() == s;
+  }
+  // The full rebuild.
+  std::optional<Bytes> TrialOf(const Schedule& s, size_t at, size_t k) {
+    removed_.clear();
+    Schedule trial = s;
+    trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(at),
+                trial.begin() + static_cast<std::ptrdiff_t>(at + k));
+    valid_ = state_->Reset(trial);
+    if (!valid_) return std::nullopt;
+    return state_->Peak();
+  }
+
+  GreedyState* state_;
+  bool valid_ = false;
+  Step removed_at_ = 0;
+  std::vector<OpId> removed_;
 };
 
 // The incremental evaluation.
 struct IncrementalEngine {
+  IncrementalEngine(GreedyState main, GreedyState spare)
+      : state(std::move(main)), scratch(std::move(spare)) {}
+  IncrementalEngine(const IncrementalEngine&) = delete;
+  IncrementalEngine& operator=(const IncrementalEngine&) = delete;
+
   GreedyState state;
-  GreedyState scratch;  // for the prune's trials
+  GreedyState scratch;  // the prune's trials, or the swap search's schedule
+  RemovalTrials trials{&scratch};
 
   void Load(const Schedule& s) {
     if (!state.Reset(s)) throw std::logic_error("greedy: invalid start schedule");
   }
-  bool TryLoad(const Schedule& s) { return state.Reset(s); }
+  // The swap search's attempts, all on one schedule until one is kept: the state is assigned
+  // from scratch holding s and the run removed, rather than rebuilt per attempt.
+  bool TryLoadWithout(const Schedule& s, size_t at, size_t k) {
+    trials.Forget();
+    if (scratch.schedule() != s && !scratch.Reset(s)) return false;
+    state = scratch;
+    if (state.Remove(static_cast<Step>(at), static_cast<Step>(k))) return true;
+    Schedule trial = s;  // not a run of copies, or an invalid schedule
+    trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(at),
+                trial.begin() + static_cast<std::ptrdiff_t>(at + k));
+    return state.Reset(trial);
+  }
   GreedyState& View() { return state; }
   bool Apply(Step at, const std::vector<OpId>& ops) {
     if (!state.CanInsert(at, ops)) return false;
@@ -250,9 +330,8 @@ struct IncrementalEngine {
     return false;
   }
   const Schedule& Current() const { return state.schedule(); }
-  std::optional<Bytes> Trial(const Schedule& s) {
-    if (!scratch.Reset(s)) return std::nullopt;
-    return scratch.Peak();
+  std::optional<Bytes> TrialWithout(const Schedule& s, size_t at, size_t k) {
+    return trials.TrialWithout(s, at, k);
   }
 };
 
@@ -277,11 +356,10 @@ void Prune(const Graph& graph, const std::vector<double>& costs, Bytes budget,
     if (cost <= 0) break;
     size_t shift = 0;
     for (size_t r : removed) shift += r < position ? 1 : 0;
-    Schedule trial = result.schedule;
-    trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(position - shift));
-    std::optional<Bytes> peak = engine.Trial(trial);
+    const size_t at = position - shift;
+    std::optional<Bytes> peak = engine.TrialWithout(result.schedule, at, 1);
     if (!peak || *peak > budget) continue;
-    result.schedule = std::move(trial);
+    result.schedule.erase(result.schedule.begin() + static_cast<std::ptrdiff_t>(at));
     result.peak = *peak;
     removed.push_back(position);
   }
@@ -307,10 +385,7 @@ void Swap(const Graph& graph, const std::vector<double>& costs, const OpFlags& f
     for (const CopyRun& run : runs) {
       if (run.cost <= 0 || attempts >= params.greedy.swap_attempts) break;
       ++attempts;
-      Schedule trial = result.schedule;
-      trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(run.begin),
-                  trial.begin() + static_cast<std::ptrdiff_t>(run.end));
-      if (!work.TryLoad(std::move(trial))) continue;
+      if (!work.TryLoadWithout(result.schedule, run.begin, run.end - run.begin)) continue;
       double spent = 0;
       bool fits = false;
       for (int step = 0; step < params.greedy.swap_repair_steps; ++step) {
@@ -472,13 +547,7 @@ GreedyTools::GreedyTools(const Graph& graph, const RematParams& params)
 
 void PruneRepeats(const Graph& graph, const std::vector<double>& costs, Bytes budget,
                   const RematParams& params, GreedyState& scratch, MethodResult& result) {
-  struct {
-    GreedyState& state;
-    std::optional<Bytes> Trial(const Schedule& s) {
-      if (!state.Reset(s)) return std::nullopt;
-      return state.Peak();
-    }
-  } engine{scratch};
+  RemovalTrials engine(&scratch);
   Prune(graph, costs, budget, params, engine, result);
 }
 

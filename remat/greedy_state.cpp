@@ -257,9 +257,48 @@ bool GreedyState::CanInsert(Step at, std::span<const OpId> ops) const {
   return true;
 }
 
+bool GreedyState::Rehome(std::vector<int> queue, std::vector<int>& affected) {
+  while (!queue.empty()) {
+    const int v = queue.back();
+    queue.pop_back();
+    const TensorId t = values_[Index(v)].tensor;
+    const Step q = ProducerStep(v);
+    Step until = std::numeric_limits<Step>::max();
+    for (int w : computations_[Index(t)])
+      if (ProducerStep(w) > q) {
+        until = ProducerStep(w);
+        break;
+      }
+    const int to = values_[Index(v)].storage;
+    for (TensorId c : per_graph_->alias_children[Index(t)])
+      for (int y : computations_[Index(c)]) {
+        const int p = values_[Index(y)].producer;
+        if (p < 0 || pos_[Index(p)] <= q || pos_[Index(p)] >= until) continue;
+        if (!copy_[Index(p)] && graph_->tensors[Index(c)].output) continue;
+        const int from = values_[Index(y)].storage;
+        if (from == to) continue;
+        MoveValue(y, to);
+        if (per_graph_->in_place[Index(op_of_[Index(p)])]) {
+          if (copy_[Index(p)] && stores_[Index(to)].original) return false;
+          auto& ow = stores_[Index(from)].writers;
+          ow.erase(std::find(ow.begin(), ow.end(), p));
+          auto& nw = stores_[Index(to)].writers;
+          auto it = nw.begin();
+          while (it != nw.end() && pos_[Index(*it)] < pos_[Index(p)]) ++it;
+          nw.insert(it, p);
+        }
+        affected.push_back(from);
+        affected.push_back(to);
+        queue.push_back(y);
+      }
+  }
+  return true;
+}
+
 bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
   const auto k = static_cast<Step>(ops.size());
   if (k == 0) return true;
+  if (at < 0 || at > NumSteps()) return false;
   profile_dirty_ = true;
   for (Step& p : pos_)
     if (p >= at) p += k;
@@ -342,53 +381,104 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
     readers.erase(keep, readers.end());
   }
   // Computations after a new one that view or write in place the tensor it recomputes now
-  // take the new computation's storage (Walker resolves a base to the latest computation), and
-  // so do the views of those, in turn; originals that are graph outputs keep theirs.
-  std::vector<int> queue = made;
-  while (!queue.empty()) {
-    const int v = queue.back();
-    queue.pop_back();
-    const TensorId t = values_[Index(v)].tensor;
-    const Step q = ProducerStep(v);
-    Step until = std::numeric_limits<Step>::max();
-    for (int w : computations_[Index(t)])
-      if (ProducerStep(w) > q) {
-        until = ProducerStep(w);
-        break;
-      }
-    const int to = values_[Index(v)].storage;
-    for (TensorId c : per_graph_->alias_children[Index(t)])
-      for (int y : computations_[Index(c)]) {
-        const int p = values_[Index(y)].producer;
-        if (p < 0 || pos_[Index(p)] <= q || pos_[Index(p)] >= until) continue;
-        if (!copy_[Index(p)] && graph_->tensors[Index(c)].output) continue;
-        const int from = values_[Index(y)].storage;
-        if (from == to) continue;
-        MoveValue(y, to);
-        if (per_graph_->in_place[Index(op_of_[Index(p)])]) {
-          if (copy_[Index(p)] && stores_[Index(to)].original) return false;
-          auto& ow = stores_[Index(from)].writers;
-          ow.erase(std::find(ow.begin(), ow.end(), p));
-          auto& nw = stores_[Index(to)].writers;
-          auto it = nw.begin();
-          while (it != nw.end() && pos_[Index(*it)] < pos_[Index(p)]) ++it;
-          nw.insert(it, p);
-        }
-        affected.push_back(from);
-        affected.push_back(to);
-        queue.push_back(y);
-      }
-  }
+  // take the new computation's storage.
+  if (!Rehome(std::move(made), affected)) return false;
   std::sort(affected.begin(), affected.end());
   affected.erase(std::unique(affected.begin(), affected.end()), affected.end());
-  // Every read of the storages involved must see its value unwritten since it was made, as
-  // Walker's versions check (the others' reads and writes did not change).
-  for (int sid : affected) {
+  if (!ReadsUnwritten(affected)) return false;
+  for (int sid : affected) Relife(sid);
+  return true;
+}
+
+bool GreedyState::ReadsUnwritten(const std::vector<int>& storages) const {
+  for (int sid : storages) {
     if (stores_[Index(sid)].writers.empty()) continue;
     for (int x : stores_[Index(sid)].members)
       for (int r : values_[Index(x)].readers)
         if (WrittenBetween(sid, ProducerStep(x), pos_[Index(r)])) return false;
   }
+  return true;
+}
+
+bool GreedyState::Remove(Step at, Step k) {
+  if (k <= 0) return true;
+  if (at < 0 || k > NumSteps() - at) return false;
+  const std::vector<int> gone(order_.begin() + at, order_.begin() + at + k);
+  for (int inst : gone)
+    if (!copy_[Index(inst)]) return false;  // nothing changed yet: the state stays usable
+  profile_dirty_ = true;
+  std::vector<int> affected, prevs, dropped;
+  // Latest first: the readers of a copy's values that are later copies of the run are gone.
+  for (auto it = gone.rbegin(); it != gone.rend(); ++it) {
+    const int inst = *it;
+    for (int x : in_values_[Index(inst)]) {
+      auto& readers = values_[Index(x)].readers;
+      readers.erase(std::remove(readers.begin(), readers.end(), inst), readers.end());
+      affected.push_back(values_[Index(x)].storage);
+    }
+    for (int v : out_values_[Index(inst)]) {
+      // Its readers read the computation before it again, as before the copy was inserted.
+      auto& list = computations_[Index(values_[Index(v)].tensor)];
+      const auto at_v = std::find(list.begin(), list.end(), v);
+      if (at_v == list.begin() || at_v == list.end()) return false;
+      const int prev = *(at_v - 1);
+      list.erase(at_v);
+      for (int r : values_[Index(v)].readers) {
+        for (int& x : in_values_[Index(r)])
+          if (x == v) x = prev;
+        values_[Index(prev)].readers.push_back(r);
+      }
+      values_[Index(v)].readers.clear();
+      const int sid = values_[Index(v)].storage;
+      auto& members = stores_[Index(sid)].members;
+      members.erase(std::find(members.begin(), members.end(), v));
+      auto& writers = stores_[Index(sid)].writers;
+      writers.erase(std::remove(writers.begin(), writers.end(), inst), writers.end());
+      affected.push_back(sid);
+      affected.push_back(values_[Index(prev)].storage);
+      prevs.push_back(prev);
+      dropped.push_back(v);
+    }
+  }
+  // A computation before a removed one may have been removed itself (a run copying an op
+  // twice): its own previous computation takes its place.
+  std::sort(dropped.begin(), dropped.end());
+  std::erase_if(prevs,
+                [&](int v) { return std::binary_search(dropped.begin(), dropped.end(), v); });
+  // What a removed computation's storage held for later views goes back to the storage of
+  // the computation before it.
+  if (!Rehome(std::move(prevs), affected)) return false;
+  std::sort(affected.begin(), affected.end());
+  affected.erase(std::unique(affected.begin(), affected.end()), affected.end());
+  // Out of the profile while the steps are those it was accounted at; a storage left without
+  // members was a removed copy's own and is dead.
+  for (int sid : affected) {
+    Account(sid, -1);
+    Store& s = stores_[Index(sid)];
+    s.start = s.end = kNoStep;
+    if (s.members.empty()) {
+      if (s.original) return false;
+      s.planned = false;
+    }
+  }
+  for (int inst : gone) {
+    in_values_[Index(inst)].clear();
+    out_values_[Index(inst)].clear();
+    pos_[Index(inst)] = kNoStep;
+  }
+  for (Step& p : pos_)
+    if (p >= at + k) p -= k;
+  for (int sid = 0; sid < num_stores_; ++sid) {
+    Store& s = stores_[Index(sid)];
+    if (s.start == kNoStep) continue;
+    if (s.start >= at + k) s.start -= k;
+    if (s.end >= at + k) s.end -= k;
+  }
+  start_delta_.erase(start_delta_.begin() + at, start_delta_.begin() + at + k);
+  end_delta_.erase(end_delta_.begin() + at, end_delta_.begin() + at + k);
+  schedule_.erase(schedule_.begin() + at, schedule_.begin() + at + k);
+  order_.erase(order_.begin() + at, order_.begin() + at + k);
+  if (!ReadsUnwritten(affected)) return false;
   for (int sid : affected) Relife(sid);
   return true;
 }

@@ -37,6 +37,11 @@ class GreedyState {
   // changes. False when the result is a schedule CheckSchedule rejects; the state is then
   // unusable until the next Reset.
   bool Insert(Step at, std::span<const OpId> ops);
+  // Removes the copies at steps [at, at + k), their readers reading the computations before
+  // them again, as Rewrite would; the inverse of Insert. False when a step there is not a
+  // copy (nothing changed) or when the result is a schedule CheckSchedule rejects (the state
+  // is then unusable until the next Reset).
+  bool Remove(Step at, Step k);
   // A cheap necessary condition for Insert to succeed, checked without changing anything:
   // every value the copies read from before step at is still unwritten there.
   bool CanInsert(Step at, std::span<const OpId> ops) const;
@@ -101,6 +106,14 @@ class GreedyState {
   // Makes value a member of storage `to` instead of its own (a view or in-place write of a
   // tensor whose latest computation is a copy shares the copy's storage).
   void MoveValue(int value, int to);
+  // Computations of views and in-place writes of each queued value's tensor made after it,
+  // before its next computation, take its storage (Walker resolves a base to the latest
+  // computation), and so do theirs, in turn; originals that are graph outputs keep theirs.
+  // False when a copy's in-place write lands on an original storage.
+  bool Rehome(std::vector<int> queue, std::vector<int>& affected);
+  // Every read of the storages' members sees its value unwritten since it was made, as
+  // Walker's versions check.
+  bool ReadsUnwritten(const std::vector<int>& storages) const;
   // Lifetime from the members and readers; moves the storage's interval in the profile.
   void Relife(int storage);
   void Account(int storage, int sign);

@@ -92,6 +92,99 @@ TEST(GreedyState, InsertKeepsTheProfileAndValidityOfTheFullEvaluation) {
   EXPECT_GT(rejected, 20);
 }
 
+// Removing runs of copies (the prune's and the swap search's trials) gives the state a Reset
+// of the shorter schedule would build, accepts exactly the schedules CheckSchedule accepts,
+// refuses a run holding an original without changing anything, and Insert undoes it.
+TEST(GreedyState, RemoveAgreesWithTheFullEvaluationAndInsertUndoesIt) {
+  int removed = 0, refused = 0, invalid = 0;
+  for (unsigned seed = 1; seed <= 60; ++seed) {
+    std::mt19937_64 rng(seed);
+    testing::TrainingGraphOptions o;
+    o.layers = 2 + static_cast<int>(seed % 3);
+    o.adam = seed % 2 == 0;
+    o.view_again_prob = seed % 4 < 2 ? 0.7 : 0.0;
+    const Graph g = testing::TrainingLikeGraph(rng, o);
+    RematParams params;
+    params.alignment = seed % 3 == 0 ? 1 : 64;
+    const MemoryModel model = BuildMemoryModel(g, params.alignment);
+    const std::vector<double> costs = Costs(g);
+    GreedyState state(g, model, costs, params.rule);
+    Schedule schedule(g.program_order.begin(), g.program_order.end());
+    ASSERT_TRUE(state.Reset(schedule));
+    // Copies first: random valid insertions of up to three ops, nested runs included.
+    for (int round = 0; round < 60; ++round) {
+      const auto n = static_cast<Step>(schedule.size());
+      const Step at = std::uniform_int_distribution<Step>(1, n)(rng);
+      std::vector<Step> from;
+      for (int i = 0, chain = 1 + static_cast<int>(rng() % 3); i < chain; ++i)
+        from.push_back(static_cast<Step>(rng() % U(at)));
+      std::sort(from.begin(), from.end());
+      from.erase(std::unique(from.begin(), from.end()), from.end());
+      std::vector<OpId> ops;
+      for (Step x : from) ops.push_back(schedule[U(x)]);
+      Schedule next = schedule;
+      next.insert(next.begin() + at, ops.begin(), ops.end());
+      if (!CheckSchedule(g, next, params.rule).empty()) continue;
+      ASSERT_TRUE(state.Insert(at, ops));
+      schedule = std::move(next);
+    }
+    for (int round = 0; round < 40; ++round) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " round " + std::to_string(round));
+      std::vector<char> seen(U(g.num_ops()), 0), copy(schedule.size(), 0);
+      std::vector<Step> copies;
+      for (size_t x = 0; x < schedule.size(); ++x) {
+        copy[x] = seen[U(schedule[x])];
+        seen[U(schedule[x])] = 1;
+        if (copy[x]) copies.push_back(static_cast<Step>(x));
+      }
+      if (copies.empty()) break;
+      // A run of one to three steps from a copy; now and then one step earlier, maybe an
+      // original.
+      Step at = copies[rng() % copies.size()];
+      const auto k = static_cast<Step>(
+          std::min<size_t>(1 + rng() % 3, schedule.size() - static_cast<size_t>(at)));
+      if (rng() % 8 == 0 && at > 0) --at;
+      bool all_copies = true;
+      for (Step x = at; x < at + k; ++x) all_copies = all_copies && copy[U(x)];
+      Schedule next = schedule;
+      next.erase(next.begin() + at, next.begin() + at + k);
+      const std::string problem = CheckSchedule(g, next, params.rule);
+      const std::vector<OpId> taken(schedule.begin() + at, schedule.begin() + at + k);
+      const bool ok = state.Remove(at, k);
+      if (!all_copies) {
+        ++refused;
+        ASSERT_FALSE(ok);
+        ASSERT_EQ(state.schedule(), schedule);  // unchanged and usable
+        ASSERT_EQ(state.Profile(), Evaluate(g, schedule, params).profile);
+        continue;
+      }
+      ASSERT_EQ(ok, problem.empty()) << problem;
+      if (!ok) {
+        ++invalid;
+        ASSERT_TRUE(state.Reset(schedule));
+        continue;
+      }
+      ++removed;
+      const Evaluated e = Evaluate(g, next, params);
+      ASSERT_EQ(state.schedule(), next);
+      ASSERT_EQ(state.Profile(), e.profile);
+      EXPECT_EQ(state.Peak(), e.peak);
+      EXPECT_EQ(state.PeakStep(), e.peak_step);
+      EXPECT_NEAR(state.RecomputeCost(), e.recompute_cost, 1e-12);
+      if (round % 2 == 0) {  // undone: the schedule before, as evaluated
+        ASSERT_TRUE(state.Insert(at, taken));
+        ASSERT_EQ(state.schedule(), schedule);
+        ASSERT_EQ(state.Profile(), Evaluate(g, schedule, params).profile);
+      } else {
+        schedule = std::move(next);
+      }
+    }
+  }
+  EXPECT_GT(removed, 1000);
+  EXPECT_GT(refused, 100);
+  EXPECT_GT(invalid, 5);
+}
+
 // A batch norm's copy leaves the running-statistics update out (IsSkippedStateUpdate): the
 // state gives each copy exactly the outputs Rewrite gives it, so no copy's value lands on the
 // statistics' storage, whether built from the schedule or by inserting the copy.
