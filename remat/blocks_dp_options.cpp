@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 #include "core/types.h"
 
@@ -13,6 +14,12 @@ namespace roam::remat::detail {
 bool Tracked::Insert(Step at, const std::vector<OpId>& ops) {
   if (!state.CanInsert(at, ops) || !state.Insert(at, ops)) return false;
   tag.insert(tag.begin() + at, ops.size(), Step{-1});
+  return true;
+}
+
+bool Tracked::Remove(Step at, Step k) {
+  if (!state.Remove(at, k)) return false;
+  tag.erase(tag.begin() + at, tag.begin() + at + k);
   return true;
 }
 
@@ -189,12 +196,16 @@ void OptionMeasurer::Subsets(size_t i, Step split, std::vector<GroupOption>& opt
     for (const Candidate& c :
          CandidatesAt(cur.state, split, greedy_.costs, greedy_.flags, params_)) {
       if (c.ops.back() != targets[j]) continue;
-      if (depth_.size() > j)
-        depth_[j] = cur;
-      else
-        while (depth_.size() <= j) depth_.push_back(cur);  // a skipped depth gets one too
-      Tracked& next = depth_[j];
-      if (next.Insert(c.at, c.ops)) self(self, j + 1, next, true);
+      // Into cur and out again once the deeper subsets are measured (a copy of cur only
+      // where the insert fails, which leaves the state unusable).
+      const Schedule before = cur.state.schedule();
+      const std::vector<Step> tag = cur.tag;
+      if (cur.Insert(c.at, c.ops)) {
+        self(self, j + 1, cur, true);
+        if (cur.Remove(c.at, static_cast<Step>(c.ops.size()))) break;
+      }
+      if (!cur.state.Reset(before)) throw std::logic_error("budget split: a measured base lost");
+      cur.tag = tag;
       break;
     }
   };

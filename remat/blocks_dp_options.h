@@ -6,7 +6,6 @@
 // (blocks_dp.cpp), which picks one per group. Not part of the stage's interface.
 #pragma once
 
-#include <deque>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -40,6 +39,7 @@ struct Tracked {
   std::vector<Step> tag;
 
   bool Insert(Step at, const std::vector<OpId>& ops);
+  bool Remove(Step at, Step k);  // the inverse of Insert
   // The copies in base coordinates: each attached to the next base step after it.
   Attached Copies() const;
   // Per base step: the most live bytes at it and at the copies attached to it.
@@ -89,9 +89,6 @@ class OptionMeasurer {
   const GroupedBase& base_;
   std::optional<Tracked> base_state_;  // built once, on first use
   std::optional<Tracked> scratch_;
-  // Subsets' states, one per depth of its search: assigned, not copied, per subset. A deque,
-  // so that growing it keeps the states of the shallower depths in place.
-  std::deque<Tracked> depth_;
 };
 
 }  // namespace roam::remat::detail
