@@ -305,6 +305,7 @@ struct IncrementalEngine {
   GreedyState state;
   GreedyState scratch;  // the prune's trials, or the swap search's schedule
   RemovalTrials trials{&scratch};
+  bool swap_base = false;  // scratch holds the swap search's schedule (not the prune's)
 
   void Load(const Schedule& s) {
     if (!state.Reset(s)) throw std::logic_error("greedy: invalid start schedule");
@@ -313,9 +314,11 @@ struct IncrementalEngine {
   // from scratch holding s and the run removed, rather than rebuilt per attempt.
   bool TryLoadWithout(const Schedule& s, size_t at, size_t k) {
     trials.Forget();
-    if (scratch.schedule() != s && !scratch.Reset(s)) return false;
-    state = scratch;
-    if (state.Remove(static_cast<Step>(at), static_cast<Step>(k))) return true;
+    if (!swap_base || scratch.schedule() != s) swap_base = scratch.Reset(s);
+    if (swap_base) {
+      state = scratch;
+      if (state.Remove(static_cast<Step>(at), static_cast<Step>(k))) return true;
+    }
     Schedule trial = s;  // not a run of copies, or an invalid schedule
     trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(at),
                 trial.begin() + static_cast<std::ptrdiff_t>(at + k));
@@ -331,6 +334,7 @@ struct IncrementalEngine {
   }
   const Schedule& Current() const { return state.schedule(); }
   std::optional<Bytes> TrialWithout(const Schedule& s, size_t at, size_t k) {
+    swap_base = false;
     return trials.TrialWithout(s, at, k);
   }
 };
