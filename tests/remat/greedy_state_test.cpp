@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "core/io.h"
 #include "core/types.h"
@@ -22,19 +25,52 @@ std::vector<double> Costs(const Graph& g) {
   return costs;
 }
 
+// A random training step, the seed picking its depth, optimizer, backward views of copied
+// inputs and alignment, with what a state over it refers to.
+struct RandomStep {
+  static Graph Make(unsigned seed, std::mt19937_64& rng) {
+    testing::TrainingGraphOptions o;
+    o.layers = 2 + static_cast<int>(seed % 3);
+    o.adam = seed % 2 == 0;
+    o.view_again_prob = seed % 4 < 2 ? 0.7 : 0.0;
+    return testing::TrainingLikeGraph(rng, o);
+  }
+  static RematParams Params(unsigned seed) {
+    RematParams params;
+    params.alignment = seed % 3 == 0 ? 1 : 64;
+    return params;
+  }
+  RandomStep(unsigned seed, std::mt19937_64& rng)
+      : g(Make(seed, rng)),
+        params(Params(seed)),
+        model(BuildMemoryModel(g, params.alignment)),
+        costs(Costs(g)) {}
+
+  const Graph g;
+  const RematParams params;
+  const MemoryModel model;
+  const std::vector<double> costs;
+};
+
+// Up to three ops computed before a random step, in schedule order, copied before it.
+std::pair<Step, std::vector<OpId>> RandomCopies(const Schedule& schedule, std::mt19937_64& rng) {
+  const Step at = std::uniform_int_distribution<Step>(1, static_cast<Step>(schedule.size()))(rng);
+  std::vector<Step> from;
+  const int chain = 1 + static_cast<int>(rng() % 3);
+  for (int i = 0; i < chain; ++i) from.push_back(static_cast<Step>(rng() % U(at)));
+  std::sort(from.begin(), from.end());
+  from.erase(std::unique(from.begin(), from.end()), from.end());
+  std::vector<OpId> ops;
+  for (Step x : from) ops.push_back(schedule[U(x)]);
+  return {at, ops};
+}
+
 TEST(GreedyState, InsertKeepsTheProfileAndValidityOfTheFullEvaluation) {
   int accepted = 0, rejected = 0;
   for (unsigned seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed);
-    testing::TrainingGraphOptions o;
-    o.layers = 2 + static_cast<int>(seed % 3);
-    o.adam = seed % 2 == 0;
-    o.view_again_prob = seed % 4 < 2 ? 0.7 : 0.0;  // backward views of copied inputs
-    const Graph g = testing::TrainingLikeGraph(rng, o);
-    RematParams params;
-    params.alignment = seed % 3 == 0 ? 1 : 64;
-    const MemoryModel model = BuildMemoryModel(g, params.alignment);
-    const std::vector<double> costs = Costs(g);
+    const RandomStep step(seed, rng);
+    const auto& [g, params, model, costs] = step;
     GreedyState state(g, model, costs, params.rule);
     Schedule schedule(g.program_order.begin(), g.program_order.end());
     ASSERT_TRUE(state.Reset(schedule));
@@ -43,17 +79,7 @@ TEST(GreedyState, InsertKeepsTheProfileAndValidityOfTheFullEvaluation) {
     GreedyState assigned(g, model, costs, params.rule);
     ASSERT_TRUE(assigned.Reset(schedule));
     for (int round = 0; round < 40; ++round) {
-      // Up to three computed ops, in schedule order, copied before a later step.
-      const auto n = static_cast<Step>(schedule.size());
-      std::uniform_int_distribution<Step> pick(1, n);
-      const Step at = pick(rng);
-      std::vector<Step> from;
-      const int chain = 1 + static_cast<int>(rng() % 3);
-      for (int i = 0; i < chain; ++i) from.push_back(static_cast<Step>(rng() % U(at)));
-      std::sort(from.begin(), from.end());
-      from.erase(std::unique(from.begin(), from.end()), from.end());
-      std::vector<OpId> ops;
-      for (Step s : from) ops.push_back(schedule[U(s)]);
+      const auto [at, ops] = RandomCopies(schedule, rng);
       Schedule next = schedule;
       next.insert(next.begin() + at, ops.begin(), ops.end());
       const bool valid = CheckSchedule(g, next, params.rule).empty();
@@ -99,29 +125,14 @@ TEST(GreedyState, RemoveAgreesWithTheFullEvaluationAndInsertUndoesIt) {
   int removed = 0, refused = 0, invalid = 0;
   for (unsigned seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed);
-    testing::TrainingGraphOptions o;
-    o.layers = 2 + static_cast<int>(seed % 3);
-    o.adam = seed % 2 == 0;
-    o.view_again_prob = seed % 4 < 2 ? 0.7 : 0.0;
-    const Graph g = testing::TrainingLikeGraph(rng, o);
-    RematParams params;
-    params.alignment = seed % 3 == 0 ? 1 : 64;
-    const MemoryModel model = BuildMemoryModel(g, params.alignment);
-    const std::vector<double> costs = Costs(g);
+    const RandomStep step(seed, rng);
+    const auto& [g, params, model, costs] = step;
     GreedyState state(g, model, costs, params.rule);
     Schedule schedule(g.program_order.begin(), g.program_order.end());
     ASSERT_TRUE(state.Reset(schedule));
     // Copies first: random valid insertions of up to three ops, nested runs included.
     for (int round = 0; round < 60; ++round) {
-      const auto n = static_cast<Step>(schedule.size());
-      const Step at = std::uniform_int_distribution<Step>(1, n)(rng);
-      std::vector<Step> from;
-      for (int i = 0, chain = 1 + static_cast<int>(rng() % 3); i < chain; ++i)
-        from.push_back(static_cast<Step>(rng() % U(at)));
-      std::sort(from.begin(), from.end());
-      from.erase(std::unique(from.begin(), from.end()), from.end());
-      std::vector<OpId> ops;
-      for (Step x : from) ops.push_back(schedule[U(x)]);
+      const auto [at, ops] = RandomCopies(schedule, rng);
       Schedule next = schedule;
       next.insert(next.begin() + at, ops.begin(), ops.end());
       if (!CheckSchedule(g, next, params.rule).empty()) continue;
