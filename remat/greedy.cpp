@@ -200,6 +200,14 @@ std::vector<Candidate> Candidates(View& v, const std::vector<double>& costs, con
   return candidates;
 }
 
+// s without its steps [at, at + k): the trials of the prune and the swap search.
+Schedule Without(const Schedule& s, size_t at, size_t k) {
+  Schedule out = s;
+  out.erase(out.begin() + static_cast<std::ptrdiff_t>(at),
+            out.begin() + static_cast<std::ptrdiff_t>(at + k));
+  return out;
+}
+
 // The full evaluation per step.
 struct ReferenceEngine {
   const Graph& graph;
@@ -213,9 +221,7 @@ struct ReferenceEngine {
   }
   // Loads s without its steps [at, at + k); false when that is not valid.
   bool TryLoadWithout(const Schedule& s, size_t at, size_t k) {
-    Schedule trial = s;
-    trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(at),
-                trial.begin() + static_cast<std::ptrdiff_t>(at + k));
+    Schedule trial = Without(s, at, k);
     if (!CheckSchedule(graph, trial, params.rule).empty()) return false;
     Load(std::move(trial));
     return true;
@@ -231,9 +237,7 @@ struct ReferenceEngine {
   const Schedule& Current() const { return schedule; }
   // The peak of s without its steps [at, at + k), or nothing when that is not valid.
   std::optional<Bytes> TrialWithout(const Schedule& s, size_t at, size_t k) const {
-    Schedule trial = s;
-    trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(at),
-                trial.begin() + static_cast<std::ptrdiff_t>(at + k));
+    const Schedule trial = Without(s, at, k);
     if (!CheckSchedule(graph, trial, params.rule).empty()) return std::nullopt;
     return Evaluate(graph, trial, params).peak;
   }
@@ -281,10 +285,7 @@ class RemovalTrials {
   // The full rebuild.
   std::optional<Bytes> TrialOf(const Schedule& s, size_t at, size_t k) {
     removed_.clear();
-    Schedule trial = s;
-    trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(at),
-                trial.begin() + static_cast<std::ptrdiff_t>(at + k));
-    valid_ = state_->Reset(trial);
+    valid_ = state_->Reset(Without(s, at, k));
     if (!valid_) return std::nullopt;
     return state_->Peak();
   }
@@ -319,10 +320,7 @@ struct IncrementalEngine {
       state = scratch;
       if (state.Remove(static_cast<Step>(at), static_cast<Step>(k))) return true;
     }
-    Schedule trial = s;  // not a run of copies, or an invalid schedule
-    trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(at),
-                trial.begin() + static_cast<std::ptrdiff_t>(at + k));
-    return state.Reset(trial);
+    return state.Reset(Without(s, at, k));  // not a run of copies, or an invalid schedule
   }
   GreedyState& View() { return state; }
   bool Apply(Step at, const std::vector<OpId>& ops) {

@@ -122,6 +122,17 @@ void GreedyState::Relife(int storage) {
   Account(storage, +1);
 }
 
+void GreedyState::ShiftSteps(Step from, Step by) {
+  for (Step& p : pos_)
+    if (p >= from) p += by;
+  for (int sid = 0; sid < num_stores_; ++sid) {
+    Store& s = stores_[Index(sid)];
+    if (s.start == kNoStep) continue;
+    if (s.start >= from) s.start += by;
+    if (s.end >= from) s.end += by;
+  }
+}
+
 bool GreedyState::WrittenBetween(int storage, Step from, Step to) const {
   for (int w : stores_[Index(storage)].writers) {
     const Step p = pos_[Index(w)];
@@ -300,14 +311,7 @@ bool GreedyState::Insert(Step at, std::span<const OpId> ops) {
   if (k == 0) return true;
   if (at < 0 || at > NumSteps()) return false;
   profile_dirty_ = true;
-  for (Step& p : pos_)
-    if (p >= at) p += k;
-  for (int sid = 0; sid < num_stores_; ++sid) {
-    Store& s = stores_[Index(sid)];
-    if (s.start == kNoStep) continue;
-    if (s.start >= at) s.start += k;
-    if (s.end >= at) s.end += k;
-  }
+  ShiftSteps(at, k);
   start_delta_.insert(start_delta_.begin() + at, Index(k), 0);
   end_delta_.insert(end_delta_.begin() + at, Index(k), 0);
   schedule_.insert(schedule_.begin() + at, ops.begin(), ops.end());
@@ -466,14 +470,7 @@ bool GreedyState::Remove(Step at, Step k) {
     out_values_[Index(inst)].clear();
     pos_[Index(inst)] = kNoStep;
   }
-  for (Step& p : pos_)
-    if (p >= at + k) p -= k;
-  for (int sid = 0; sid < num_stores_; ++sid) {
-    Store& s = stores_[Index(sid)];
-    if (s.start == kNoStep) continue;
-    if (s.start >= at + k) s.start -= k;
-    if (s.end >= at + k) s.end -= k;
-  }
+  ShiftSteps(at + k, -k);
   start_delta_.erase(start_delta_.begin() + at, start_delta_.begin() + at + k);
   end_delta_.erase(end_delta_.begin() + at, end_delta_.begin() + at + k);
   schedule_.erase(schedule_.begin() + at, schedule_.begin() + at + k);

@@ -117,6 +117,8 @@ class GreedyState {
   // Lifetime from the members and readers; moves the storage's interval in the profile.
   void Relife(int storage);
   void Account(int storage, int sign);
+  // Moves the steps at or after from, of instances and of storages' lifetimes, by `by`.
+  void ShiftSteps(Step from, Step by);
   // Some writer of storage lies strictly between steps from and to.
   bool WrittenBetween(int storage, Step from, Step to) const;
 
