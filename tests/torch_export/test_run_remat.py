@@ -251,6 +251,19 @@ class LlamaTiny(RematPlansRunAndMatchEager, unittest.TestCase):
                 self.run_plan(self.plan_path, bad, bad_path, skip_validate=True)
             self.assertIn(expected, str(e.exception))
 
+    def test_ids_that_are_not_integers_are_bad_input_even_unvalidated(self):
+        made = copies(self.rw)
+        t = next(t for t in self.rw["tensors"] if t.get("producer") in made)
+        d = s.temp_dir(self)
+        for key, value in (("alias_of", [1]), ("producer", {"a": 1}), ("id", 1.5),
+                           ("alias_of", True), ("consumers", [[1]])):
+            bad = copy.deepcopy(self.rw)
+            next(u for u in bad["tensors"] if u["id"] == t["id"])[key] = value
+            bad_path = s.write_json(d, "bad.json", bad)
+            with self.assertRaises(plan_io.BadInput, msg=f"{key}={value!r}") as e:
+                self.run_plan(self.plan_path, bad, bad_path, skip_validate=True)
+            self.assertIn(f'field "{key}" is {value!r}', str(e.exception))
+
 
 class CommandLine(unittest.TestCase):
     """The command line on a config's tiny GPT: a rewritten graph runs (exit 0); a consumer

@@ -66,9 +66,32 @@ def _fields(t):
             "output": t.get("output", False), "kind": t.get("kind", "")}
 
 
+def _check_ids(given):
+    """The ids the check below looks up, as integers (null where a field may be absent), so
+    that a malformed file (run with --unsafe-skip-validate) is bad input, not a crash."""
+    def integer(v):
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    for what, optional in (("ops", ("recomputes",)), ("tensors", ("producer", "alias_of"))):
+        items = given.get(what, [])
+        if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+            raise BadInput(f"field \"{what}\" is not a list of objects")
+        for i, x in enumerate(items):
+            for key in ("id",) + optional:
+                v = x.get(key)
+                if not integer(v) and not (v is None and key in optional):
+                    raise BadInput(f"{what}[{i}]: field \"{key}\" is {v!r}, not an integer")
+            if what == "tensors":
+                consumers = x.get("consumers", [])
+                if not isinstance(consumers, list) or not all(integer(c) for c in consumers):
+                    raise BadInput(f"tensors[{i}]: field \"consumers\" is {consumers!r}, not a "
+                                   "list of integers")
+
+
 def rewritten_program(export, given):
     """The Program of `given`, a remat rewrite of the trace `export.graph`; raises BadInput
     (without the file name, which the caller adds) at the first difference."""
+    _check_ids(given)
     trace = export.graph
     tops = trace["ops"]
     ops = given.get("ops", [])
