@@ -30,6 +30,15 @@ const std::vector<Field>& RematFields() {
           "remat.start_orders", OrderNames(), "an order name", "order names, e.g. [program]",
           "best also runs from those below base_order's peak; [] = off",
           [](auto& p) -> auto& { return p.remat.start_orders; }),
+      Names(
+          "remat.update_placements", remat::kUpdatePlacements, "a placement",
+          "placements, e.g. [when-ready, scheduled]",
+          "weight updates in each start order: the first not raising its peak; [] = as given",
+          [](auto& p) -> auto& { return p.remat.update_placements; }),
+      Flag(
+          "remat.start_as_given",
+          "best also runs from the base order as given where its updates were placed",
+          [](auto& p) -> auto& { return p.remat.start_as_given; }),
       Flag(
           "remat.rule.rng_state_kept",
           "recompute random ops: the runtime restores their RNG state for the copy",
@@ -159,6 +168,14 @@ const std::vector<Field>& RematFields() {
           "remat.blocks_dp.max_crossing", 0.0, 1.0,
           "gives up when more than this fraction of groups do not nest",
           [](auto& p) -> auto& { return p.remat.blocks_dp.max_crossing; }),
+      Int(
+          "remat.blocks_dp.max_measured_steps", 0, kMaxBytes,
+          "gives up once its options were measured on this many steps in all; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.blocks_dp.max_measured_steps; }),
+      Int(
+          "remat.blocks_dp.max_transitions", 0, kMaxBytes,
+          "its programme stops after weighing this many (state, option) pairs; 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.blocks_dp.max_transitions; }),
       Flag(
           "remat.blocks_dp.polish", "its schedule is polished by the greedy's prune and swap",
           [](auto& p) -> auto& { return p.remat.blocks_dp.polish; }),

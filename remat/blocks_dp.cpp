@@ -10,6 +10,7 @@
 // memory model and kept only when it fits and is cheaper than the incumbent.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -132,11 +133,13 @@ class BudgetSplit {
     // Options per group, each group's evictions taken at the step before its backward starts.
     OptionMeasurer measurer(graph_, params_, greedy_, base_);
     options_.assign(k, {});
+    const std::int64_t max_measured = params_.blocks_dp.max_measured_steps;
     for (size_t i = 0; i < k && !out_of_time(); ++i) {
       const int g = order[i];
       const Step split =
           backward[U(g)] == std::numeric_limits<Step>::max() ? last[U(g)] : backward[U(g)] - 1;
       options_[i] = measurer.Measure(i, own[U(g)], split);
+      if (max_measured > 0 && measurer.measured_steps() > max_measured) return std::nullopt;
     }
     if (out_of_time()) return std::nullopt;
     // The dynamic programme, first retried with the target of a group's steps lowered by the
@@ -170,7 +173,10 @@ class BudgetSplit {
       // The programme's cheapest combinations, verified in turn: the first that fits (after
       // the greedy's repair) is kept; the first miss teaches its excess.
       bool fits = false, cheaper = false, taught = false;
-      for (const std::vector<size_t>& pick : Choose(target, best_cost)) {
+      const std::optional<std::vector<std::vector<size_t>>> picks =
+          Choose(target, best_cost, out_of_time);
+      if (!picks) break;  // out of work or time
+      for (const std::vector<size_t>& pick : *picks) {
         if (out_of_time()) break;
         std::vector<const Attached*> parts;
         double estimate = 0;
@@ -307,7 +313,10 @@ class BudgetSplit {
   // any completion of a path dominated K times completes its dominators too, so the K
   // cheapest combinations overall survive. Distinct paths are distinct combinations (the
   // bytes kept off follow from the options, so one combination reaches one bucket once).
-  std::vector<std::vector<size_t>> Choose(const std::vector<Bytes>& lower, double limit) {
+  // nullopt once its runs have weighed blocks_dp.max_transitions pairs in all, or out of time.
+  std::optional<std::vector<std::vector<size_t>>> Choose(const std::vector<Bytes>& lower,
+                                                         double limit,
+                                                         const std::function<bool()>& out_of_time) {
     struct State {
       double cost;
       Bytes off;    // kept off by the groups before the previous one
@@ -316,7 +325,7 @@ class BudgetSplit {
     };
     const size_t k = options_.size(), n = base_.schedule.size();
     const auto keep = static_cast<size_t>(std::max(1, params_.blocks_dp.candidates));
-    if (k == 0) return {};
+    if (k == 0) return std::vector<std::vector<size_t>>{};
     std::vector<std::vector<size_t>> steps(k);  // per region: its steps
     for (size_t x = 0; x <= n; ++x)
       if (base_.region[x] >= 0) steps[U(base_.region[x])].push_back(x);
@@ -336,6 +345,10 @@ class BudgetSplit {
       // Per option b here: the cheapest states per quantum of bytes kept off (rounded down,
       // so conservative), then their front from the most kept off down.
       const Bytes q = quantum_;
+      transitions_ += static_cast<std::int64_t>(stages[i - 1].size() * here.size());
+      const std::int64_t max_transitions = params_.blocks_dp.max_transitions;
+      if ((max_transitions > 0 && transitions_ > max_transitions) || out_of_time())
+        return std::nullopt;
       for (size_t b = 0; b < here.size(); ++b) {
         std::vector<std::vector<std::pair<double, int>>> bucket;  // (cost, parent) per quantum
         for (size_t p = 0; p < stages[i - 1].size(); ++p) {
@@ -361,7 +374,7 @@ class BudgetSplit {
             stages[i].push_back({cost, static_cast<Bytes>(slot) * q, b, parent});
           }
       }
-      if (stages[i].empty()) return {};
+      if (stages[i].empty()) return std::vector<std::vector<size_t>>{};
     }
     std::vector<size_t> ends(stages[k - 1].size());
     for (size_t j = 0; j < ends.size(); ++j) ends[j] = j;
@@ -392,6 +405,7 @@ class BudgetSplit {
   std::vector<std::vector<GroupOption>> options_;  // per group, by rank
   std::vector<std::vector<std::vector<Bytes>>> pair_need_, pair_conflict_;
   Bytes quantum_ = 1;
+  std::int64_t transitions_ = 0;  // (state, option) pairs weighed by Choose, in all
 };
 
 }  // namespace

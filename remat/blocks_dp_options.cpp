@@ -119,6 +119,7 @@ void OptionMeasurer::MeasureOne(size_t i, const Attached& copies,
 
 void OptionMeasurer::Record(size_t i, Tracked& t, std::vector<GroupOption>& options) {
   const size_t n = base_.schedule.size();
+  measured_steps_ += static_cast<std::int64_t>(t.tag.size());
   const std::vector<Bytes> held = t.Held(n);
   GroupOption o;
   o.copies = t.Copies();

@@ -6,6 +6,7 @@
 // (blocks_dp.cpp), which picks one per group. Not part of the stage's interface.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -76,6 +77,8 @@ class OptionMeasurer {
   // set to the base's (an assignment, cheaper than a Reset). Valid until the next call.
   Tracked& Scratch();
   Tracked& Fresh() { return Scratch() = Base(); }
+  // Steps of the schedules its options were recorded on, in all: the measure of its work.
+  std::int64_t measured_steps() const { return measured_steps_; }
 
  private:
   Tracked& Base();
@@ -89,6 +92,7 @@ class OptionMeasurer {
   const GroupedBase& base_;
   std::optional<Tracked> base_state_;  // built once, on first use
   std::optional<Tracked> scratch_;
+  std::int64_t measured_steps_ = 0;
 };
 
 }  // namespace roam::remat::detail

@@ -41,7 +41,7 @@ const std::vector<Context::Start>& Context::LowerStarts(const RematParams& param
           std::any_of(lower_starts_->begin(), lower_starts_->end(),
                       [&](const Start& s) { return s.params.base_order == order; }))
         continue;
-      Schedule schedule = ScheduleOrder(order, graph, model);
+      Schedule schedule = StartOrder(order, graph, model, params);
       if (TheoreticalPeak(graph, model, schedule) >= no_remat_peak) continue;
       Start s{params, nullptr};
       s.params.base_order = order;
@@ -54,6 +54,18 @@ const std::vector<Context::Start>& Context::LowerStarts(const RematParams& param
                      [](const Start& a, const Start& b) {
                        return a.context->no_remat_peak < b.context->no_remat_peak;
                      });
+    // Last (start_as_given), the base order as the baseline makes it, where its weight updates
+    // were placed.
+    if (params.start_as_given && !params.update_placements.empty()) {
+      Start s{params, nullptr};
+      s.params.update_placements.clear();
+      s.params.fit.reorder_orders.clear();
+      Schedule given = ScheduleOrder(params.base_order, graph, model);
+      if (given != start) {
+        s.context = std::make_unique<const Context>(graph, s.params, std::move(given), deadline);
+        lower_starts_->push_back(std::move(s));
+      }
+    }
   }
   return *lower_starts_;
 }

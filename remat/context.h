@@ -37,8 +37,10 @@ class Context {
   const std::optional<SubgraphTree>& Partition() const;
 
   // Of params.start_orders, those whose theoretical peak is below start's, each with a context
-  // of its own (params with that base order), lowest peak first; built on the first call, so a
-  // sweep's budgets share them. params must be those this context was built with.
+  // of its own (params with that base order), lowest peak first; then (start_as_given) the
+  // base order as the baseline makes it, where start is it with its weight updates placed.
+  // Built on the first call, so a sweep's budgets share them. params must be those this
+  // context was built with.
   struct Start {
     RematParams params;
     std::unique_ptr<const Context> context;

@@ -1,14 +1,49 @@
 // The evaluation every method shares: a schedule's rewritten graph, memory model, lifetimes,
 // profile and recomputed cost (the reference the greedy's incremental state is held to), the
 // op costs, and the base schedule the methods start from.
+#include <stdexcept>
+
 #include "baseline/orders.h"
+#include "core/error.h"
 #include "core/types.h"
+#include "partition/partition.h"
 #include "remat/internal.h"
 
 namespace roam::remat::detail {
+namespace {
+UpdatePlacement PlacementNamed(std::string_view name) {
+  if (name == "when-ready") return UpdatePlacement::kWhenReady;
+  if (name == "scheduled") return UpdatePlacement::kScheduled;
+  if (name == "split") return UpdatePlacement::kSplit;
+  if (name == "at-end") return UpdatePlacement::kAtEnd;
+  throw InputError("unknown remat update placement \"" + std::string(name) +
+                   "\" (when-ready, scheduled, split, at-end)");
+}
+}  // namespace
+
+Schedule StartOrder(std::string_view name, const Graph& graph, const MemoryModel& model,
+                    const RematParams& params) {
+  Schedule order = ScheduleOrder(name, graph, model);
+  if (params.update_placements.empty()) return order;
+  const Bytes peak = TheoreticalPeak(graph, model, order);
+  for (const std::string& placement : params.update_placements) {
+    PartitionParams placed;
+    placed.update_placement = PlacementNamed(placement);
+    SubgraphTree tree;
+    try {
+      tree = PartitionGraph(graph, model, order, placed);
+    } catch (const std::invalid_argument&) {
+      return order;  // no partition of this order
+    }
+    if (tree.branches.empty()) return order;
+    if (TheoreticalPeak(graph, model, tree.order) <= peak) return std::move(tree.order);
+  }
+  return order;
+}
+
 Schedule BaseSchedule(const Graph& graph, const RematParams& params) {
   MemoryModel model = BuildMemoryModel(graph, params.alignment);
-  return ScheduleOrder(params.base_order, graph, model);
+  return StartOrder(params.base_order, graph, model, params);
 }
 
 double RecomputeCost(const Graph& graph, std::span<const OpId> schedule) {

@@ -61,7 +61,7 @@ std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals,
 
 // The baseline order of that name on the context's graph (the context's start for base_order).
 Schedule OrderSchedule(const Context& ctx, const RematParams& params, const std::string& order) {
-  return order == params.base_order ? ctx.start : ScheduleOrder(order, ctx.graph, ctx.model);
+  return order == params.base_order ? ctx.start : StartOrder(order, ctx.graph, ctx.model, params);
 }
 
 // Where the chosen schedule's arena misses the budget (fragmentation, or a theoretical peak

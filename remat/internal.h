@@ -22,7 +22,13 @@ using PartitionArg = const std::optional<SubgraphTree>*;
 std::optional<SubgraphTree> PartitionOf(const Graph& graph, const MemoryModel& model,
                                         const Schedule& start);
 
-// The order every method starts from: params.base_order on graph, one computation per op.
+// The baseline order of that name as remat starts from it: with its weight-update branches
+// placed by the first of params.update_placements that does not raise the order's theoretical
+// peak, where the graph has such branches; else as the baseline makes it.
+Schedule StartOrder(std::string_view name, const Graph& graph, const MemoryModel& model,
+                    const RematParams& params);
+
+// The order every method starts from: StartOrder of params.base_order, one computation per op.
 Schedule BaseSchedule(const Graph& graph, const RematParams& params);
 
 // A schedule's rewritten graph with its memory model and lifetimes under the schedule.

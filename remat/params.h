@@ -34,6 +34,10 @@ inline constexpr std::array<std::string_view, 3> kGreedyScores = {"log", "peak",
 inline constexpr std::array<std::string_view, 3> kCheckpointCuts = {"both", "insensitive", "ops"};
 // FitParams::by's values.
 inline constexpr std::array<std::string_view, 2> kFitBy = {"arena", "theoretical"};
+// RematParams::update_placements' values: the partition's weight-update placements
+// (partition/partition.h, UpdatePlacement).
+inline constexpr std::array<std::string_view, 4> kUpdatePlacements = {"when-ready", "scheduled",
+                                                                      "split", "at-end"};
 
 struct RecomputeRule {
   // Ops drawing random numbers (dropout, bernoulli, rand*, normal, ...) are recomputed only
@@ -147,6 +151,14 @@ struct BlocksDpParams {
   // the first) outlive an outer group's span, i.e. the chain does not nest (ResNet-50: none;
   // GPT-2 XL: about half, where it found nothing for 9 s).
   double max_crossing = 0.25;
+  // Its work, bounded so that the budget split never dominates a plan (0: no limit): it gives
+  // up once the options it measured add up to this many schedule steps (an option is measured
+  // on the whole schedule), and its programme stops, keeping what it found, once its runs have
+  // weighed this many (state, option) pairs in all. ResNet-50 at one third, its best case,
+  // takes 4.4 million and 80 million; llama-7b at half would take 166 million and 1.5 billion
+  // (58 s) for nothing cheaper (perf/RESULTS.md, "Weight updates in the start order").
+  std::int64_t max_measured_steps = 50'000'000;
+  std::int64_t max_transitions = 200'000'000;
   // Its schedule is then polished by the greedy's prune and swap search.
   bool polish = true;
   // The programme's bytes kept off are rounded down to this quantum (0: the budget / 4096),
@@ -367,6 +379,22 @@ struct RematParams {
   // (84.6% of the heuristic order's peak) against 2.13% from the heuristic order. On the
   // training presets no order is below the heuristic, so nothing more runs. Empty: off.
   std::vector<std::string> start_orders = {"program", "lescea", "xla-list", "xla-dfs", "heuristic"};
+  // Where listed, every order remat starts from (base_order, start_orders, the fit's orders)
+  // first has its weight-update branches placed by the partition (docs/remat.md, "Weight
+  // updates in the start order") by the first of these placements that does not raise its
+  // no-remat peak, where the graph has such branches. The peak alone does not see where a
+  // gradient waits for its update: the heuristic order runs llama's weight-gradient products
+  // at the end of the backward, so each layer's gradients stay live through it. At 30% of the
+  // peak llama-7b costs 11.98% from it and 6.01% from [when-ready, scheduled]; llama-13b 9.48%
+  // and 4.05%. Elsewhere it measured no such gain (U-Net at 30%: 28.39% -> 30.47%, 1.6 -> 25 s;
+  // perf/RESULTS.md), so it is off by default and the LLaMA presets set it. Empty: every order
+  // as the baseline makes it.
+  std::vector<std::string> update_placements;
+  // `best` also runs from the base order as the baseline makes it, where its weight updates
+  // were placed, last, and keeps the better plan: what the methods make of an order is not
+  // monotone in where its gradients wait. It costs a second plan (llama-7b at half 6.3 -> 8.8 s,
+  // GPT-2 XL at half 11.7 -> 20.2 s with placements).
+  bool start_as_given = false;
 
   // `best`: the builders and improvers it runs. The checkpoint is left out, as measured
   // without gain (perf/RESULTS.md: dominated by the greedy and lookahead on every graph

@@ -61,6 +61,11 @@ void CheckParams(const RematParams& params) {
   if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy.score) ==
       kGreedyScores.end())
     throw InputError("unknown greedy score \"" + params.greedy.score + "\" (log, peak, lifetime)");
+  for (const std::string& placement : params.update_placements)
+    if (std::find(kUpdatePlacements.begin(), kUpdatePlacements.end(), placement) ==
+        kUpdatePlacements.end())
+      throw InputError("unknown remat update placement \"" + placement +
+                       "\" (when-ready, scheduled, split, at-end)");
   if (std::find(kFitBy.begin(), kFitBy.end(), params.fit.by) == kFitBy.end())
     throw InputError("unknown remat fit.by \"" + params.fit.by + "\" (arena, theoretical)");
   if (std::find(kCheckpointCuts.begin(), kCheckpointCuts.end(), params.checkpoint.cuts) ==
@@ -130,7 +135,8 @@ RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& para
   return result;
 }
 
-// `best` from each order of start_orders whose no-remat peak is below the base order's, in a
+// `best` from each order of start_orders whose no-remat peak is below the base order's (and
+// with start_as_given from the base order as the baseline makes it), each in a
 // context of its own, keeping the better plan: recomputing from a lower order has less to
 // remove. What the base order's plan shares (the sweep's greedy descent, the checkpoint's
 // schedules) is of the base order; the compute bound is of the budget and is shared. Where the
@@ -165,10 +171,13 @@ void BoundInOrder(const Context& ctx, Bytes budget, const RematParams& params,
       result.status == Status::kOptimal || ctx.deadline.Expired())
     return;
   const auto started = std::chrono::steady_clock::now();
-  const Schedule order = result.start_order == params.base_order
-                             ? ctx.start
-                             : ScheduleOrder(result.start_order, ctx.graph, ctx.model);
-  if (detail::Originals(ctx.graph, result.schedule) != order) return;
+  // The order as remat started from it, or (a start of its own) as the baseline makes it.
+  const Schedule originals = detail::Originals(ctx.graph, result.schedule);
+  Schedule order = result.start_order == params.base_order
+                       ? ctx.start
+                       : detail::StartOrder(result.start_order, ctx.graph, ctx.model, params);
+  if (originals != order) order = ScheduleOrder(result.start_order, ctx.graph, ctx.model);
+  if (originals != order) return;
   const OrderBound bound =
       InOrderLowerBound(ctx.graph, order, budget, params, TimeLeft(ctx), result.compute_overhead);
   if (bound.infeasible)
@@ -241,7 +250,7 @@ std::span<const std::string_view> MethodNames() { return kMethodNames; }
 
 Bytes NoRematPeak(const Graph& graph, const RematParams& params) {
   MemoryModel model = BuildMemoryModel(graph, params.alignment);
-  return TheoreticalPeak(graph, model, ScheduleOrder(params.base_order, graph, model));
+  return TheoreticalPeak(graph, model, detail::StartOrder(params.base_order, graph, model, params));
 }
 
 std::optional<Bytes> BudgetOfRatio(Bytes reference, double ratio) {

@@ -113,6 +113,51 @@ TEST(BudgetSplit, NeverDearerNorOverBudgetNorUnfaithfulOnRandomTrainingGraphs) {
   }
 }
 
+// Its work limits: where the split improves a random training graph's greedy schedule, it gives
+// up (the input back) once its options were measured on more steps than allowed, and keeps the
+// input once its programme may weigh no more pairs than the first stage needs; with limits
+// above what it uses, the same schedule as without limits.
+TEST(BudgetSplit, GivesUpAtItsWorkLimits) {
+  std::mt19937_64 rng(11);
+  int checked = 0;
+  for (int trial = 0; trial < 12 && checked < 3; ++trial) {
+    testing::TrainingGraphOptions o;
+    o.layers = 3 + trial % 5;
+    const Graph g = testing::TrainingLikeGraph(rng, o);
+    RematParams params;
+    params.alignment = 1;
+    params.blocks_dp.group_ops = 1 + trial % 4;
+    params.blocks_dp.max_measured_steps = 0;
+    params.blocks_dp.max_transitions = 0;
+    const Schedule start = detail::BaseSchedule(g, params);
+    for (double ratio : {0.9, 0.75, 0.6}) {
+      const auto budget = static_cast<Bytes>(static_cast<double>(NoRematPeak(g, params)) * ratio);
+      const detail::MethodResult checkpoint = detail::Checkpoint(g, start, budget, params);
+      if (checkpoint.peak > budget) continue;
+      const detail::MethodResult in = Described(g, checkpoint.schedule, params);
+      const detail::MethodResult free =
+          detail::SplitBudgetByBlocks(g, start, in, budget, params, 0);
+      if (free.recompute_cost >= in.recompute_cost) continue;
+      ++checked;
+      SCOPED_TRACE("trial " + std::to_string(trial) + " ratio " + std::to_string(ratio));
+      RematParams limited = params;
+      limited.blocks_dp.max_measured_steps = 1;
+      EXPECT_EQ(detail::SplitBudgetByBlocks(g, start, in, budget, limited, 0).schedule,
+                in.schedule);
+      limited = params;
+      limited.blocks_dp.max_transitions = 1;
+      EXPECT_EQ(detail::SplitBudgetByBlocks(g, start, in, budget, limited, 0).schedule,
+                in.schedule);
+      limited = params;
+      limited.blocks_dp.max_measured_steps = 1'000'000'000;
+      limited.blocks_dp.max_transitions = 1'000'000'000;
+      EXPECT_EQ(detail::SplitBudgetByBlocks(g, start, in, budget, limited, 0).schedule,
+                free.schedule);
+    }
+  }
+  EXPECT_GE(checked, 3);
+}
+
 // An input over the budget comes back unchanged.
 TEST(BudgetSplit, LeavesAScheduleOverTheBudgetAlone) {
   const Graph g = testing::MlpChain(4, {1, 1, 1, 1, 1, 1, 1, 1, 1});

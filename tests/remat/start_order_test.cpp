@@ -1,0 +1,149 @@
+// The orders remat starts from (remat/evaluate.cpp, StartOrder; docs/remat.md, "Weight updates
+// in the start order"): the baseline order with its weight-update branches placed by the
+// partition, taken only where that keeps its peak, and what it buys a recomputation on a
+// small LLaMA, whose heuristic order holds its gradients to the end of the backward.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "baseline/orders.h"
+#include "config/config.h"
+#include "core/error.h"
+#include "core/memory_model.h"
+#include "core/plan.h"
+#include "gen/generate.h"
+#include "remat/internal.h"
+#include "remat/model.h"
+#include "remat/remat.h"
+#include "tests/support/layered_graph.h"
+
+namespace roam::remat {
+namespace {
+
+// llama-tiny (configs/llama-tiny.yaml): two layers, AdamW, bf16-mixed.
+Graph LlamaTiny() {
+  return gen::GenerateGraph(roam::config::ParseConfig(
+      "model: {family: llama, n_layer: 2, n_embd: 64, n_head: 4, n_kv_head: 2, n_inner: 96, "
+      "seq_len: 16, n_positions: 16, vocab: 100, batch: 2, attention: math}\n"
+      "training: {optimizer: adamw, precision: bf16-mixed}\n",
+      "<test>"));
+}
+
+bool IsPermutationOfOps(const Graph& g, Schedule order) {
+  std::sort(order.begin(), order.end());
+  for (OpId op = 0; op < g.num_ops(); ++op)
+    if (order.size() != static_cast<size_t>(g.num_ops()) || order[static_cast<size_t>(op)] != op)
+      return false;
+  return true;
+}
+
+// Each placement gives a topological order of every op whose peak is at most the baseline
+// order's; the default moves llama's weight updates, an empty list keeps the baseline order,
+// and so does a graph without optimizer ops; by default (no placements) every order is kept.
+TEST(StartOrder, PlacesWeightUpdatesWithoutRaisingThePeak) {
+  const Graph g = LlamaTiny();
+  RematParams params;
+  const MemoryModel model = BuildMemoryModel(g, params.alignment);
+  for (const std::string base : {"heuristic", "program", "xla-list"}) {
+    SCOPED_TRACE(base);
+    const Schedule baseline = ScheduleOrder(base, g, model);
+    const Bytes peak = TheoreticalPeak(g, model, baseline);
+    for (const std::vector<std::string>& placements : std::vector<std::vector<std::string>>{
+             {"when-ready"}, {"scheduled"}, {"split"}, {"at-end"}, {"when-ready", "scheduled"}}) {
+      params.update_placements = placements;
+      const Schedule order = detail::StartOrder(base, g, model, params);
+      EXPECT_TRUE(IsPermutationOfOps(g, order));
+      EXPECT_EQ(CheckSchedule(g, order, params.rule), "");
+      EXPECT_LE(TheoreticalPeak(g, model, order), peak);
+    }
+    params.update_placements = {};
+    EXPECT_EQ(detail::StartOrder(base, g, model, params), baseline);
+  }
+  params = RematParams{};
+  EXPECT_EQ(NoRematPeak(g, params),
+            TheoreticalPeak(g, model, ScheduleOrder("heuristic", g, model)));
+  params.update_placements = {"when-ready", "scheduled"};  // as the LLaMA presets set it
+  EXPECT_NE(detail::StartOrder("heuristic", g, model, params),
+            ScheduleOrder("heuristic", g, model));
+  EXPECT_EQ(detail::BaseSchedule(g, params), detail::StartOrder("heuristic", g, model, params));
+  EXPECT_EQ(NoRematPeak(g, params), TheoreticalPeak(g, model, detail::BaseSchedule(g, params)));
+
+  const Graph layered = testing::SmallLayered(3);
+  const MemoryModel layered_model = BuildMemoryModel(layered, params.alignment);
+  EXPECT_EQ(detail::StartOrder("heuristic", layered, layered_model, params),
+            ScheduleOrder("heuristic", layered, layered_model));
+
+  params.update_placements = {"nope"};
+  EXPECT_THROW(PlanRemat(g, NoRematPeak(g, params), params), InputError);
+}
+
+// At 30% of its arena the greedy cannot fit llama-tiny from the heuristic order as it is (its
+// weight gradients wait for their products at the end of the backward), and fits it from the
+// same order with the updates run when ready: a valid, faithful plan within the budget.
+TEST(StartOrder, UpdatesRunWhenReadyLetTheGreedyFitLlamaTinyAtThirtyPercent) {
+  const Graph g = LlamaTiny();
+  RematParams params;
+  params.method = "greedy";
+  params.update_placements = {"when-ready", "scheduled"};
+  params.time_limit_s = 1e8;
+  params.fit.search_time_limit_s = 1e6;
+  params.greedy.swap_attempts = 0;
+  params.greedy.prune_attempts = 20;
+  params.overhead_bound.cuts = 0;
+  RematParams as_given = params;
+  as_given.update_placements = {};
+  const Bytes reference = NoRematPeak(g, as_given);
+  ASSERT_EQ(NoRematPeak(g, params), reference);
+  const Bytes budget = reference * 3 / 10;
+
+  const RematResult missed = PlanRemat(g, budget, as_given);
+  EXPECT_FALSE(missed.feasible);
+  const RematResult r = PlanRemat(g, budget, params);
+  ASSERT_TRUE(r.feasible);
+  EXPECT_LE(r.plan.summary.actual_peak, budget);
+  EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
+  EXPECT_EQ(CheckFaithful(r.rewritten.graph, &g), "");
+  EXPECT_GT(r.compute_overhead, 0);
+}
+
+// What the methods make of an order is not monotone in where its gradients wait: with `best`
+// as the greedy alone, llama-tiny at 60% of its arena costs less from the heuristic order as it
+// is than with its updates placed, and at 40% more. start_as_given runs best from both and
+// keeps the cheaper plan at each budget.
+TEST(StartOrder, StartAsGivenKeepsTheCheaperOfBothOrders) {
+  const Graph g = LlamaTiny();
+  RematParams params;
+  params.update_placements = {"when-ready", "scheduled"};
+  params.time_limit_s = 1e8;
+  params.fit.search_time_limit_s = 1e6;
+  params.best = {{"greedy"}, {}, 1};
+  params.greedy.swap_attempts = 0;
+  params.greedy.prune_attempts = 20;
+  params.overhead_bound.cuts = 0;
+  RematParams as_given = params, both = params;
+  as_given.update_placements = {};
+  both.start_as_given = true;
+  const Bytes reference = NoRematPeak(g, params);
+  int given_cheaper = 0, placed_cheaper = 0;
+  for (int percent : {60, 40}) {
+    SCOPED_TRACE(percent);
+    const Bytes budget = reference * percent / 100;
+    const RematResult placed = PlanRemat(g, budget, params);
+    const RematResult given = PlanRemat(g, budget, as_given);
+    const RematResult r = PlanRemat(g, budget, both);
+    ASSERT_TRUE(placed.feasible && given.feasible && r.feasible);
+    EXPECT_EQ(r.recompute_cost, std::min(placed.recompute_cost, given.recompute_cost));
+    EXPECT_LE(r.plan.summary.actual_peak, budget);
+    EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
+    EXPECT_EQ(r.no_remat_peak, reference);
+    given_cheaper += given.recompute_cost < placed.recompute_cost;
+    placed_cheaper += placed.recompute_cost < given.recompute_cost;
+  }
+  EXPECT_EQ(given_cheaper, 1);
+  EXPECT_EQ(placed_cheaper, 1);
+}
+
+}  // namespace
+}  // namespace roam::remat
