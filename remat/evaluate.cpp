@@ -11,11 +11,11 @@
 
 namespace roam::remat::detail {
 namespace {
+// The partition's placement of that name (its ToString, the names `roam partition` takes).
 UpdatePlacement PlacementNamed(std::string_view name) {
-  if (name == "when-ready") return UpdatePlacement::kWhenReady;
-  if (name == "scheduled") return UpdatePlacement::kScheduled;
-  if (name == "split") return UpdatePlacement::kSplit;
-  if (name == "at-end") return UpdatePlacement::kAtEnd;
+  for (UpdatePlacement p : {UpdatePlacement::kWhenReady, UpdatePlacement::kScheduled,
+                            UpdatePlacement::kSplit, UpdatePlacement::kAtEnd})
+    if (ToString(p) == name) return p;
   throw InputError("unknown remat update placement \"" + std::string(name) +
                    "\" (when-ready, scheduled, split, at-end)");
 }
