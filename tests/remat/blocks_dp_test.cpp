@@ -130,8 +130,9 @@ TEST(BudgetSplit, GivesUpAtItsWorkLimits) {
     params.blocks_dp.max_measured_steps = 0;
     params.blocks_dp.max_transitions = 0;
     const Schedule start = detail::BaseSchedule(g, params);
+    const auto no_remat = static_cast<double>(NoRematPeak(g, params));
     for (double ratio : {0.9, 0.75, 0.6}) {
-      const auto budget = static_cast<Bytes>(static_cast<double>(NoRematPeak(g, params)) * ratio);
+      const auto budget = static_cast<Bytes>(no_remat * ratio);
       const detail::MethodResult checkpoint = detail::Checkpoint(g, start, budget, params);
       if (checkpoint.peak > budget) continue;
       const detail::MethodResult in = Described(g, checkpoint.schedule, params);
