@@ -134,6 +134,10 @@ const std::vector<Field>& RematFields() {
           "remat.lookahead.max_computations_factor", 1, kMaxInt,
           "a simulation gives up after this many computations per op",
           [](auto& p) -> auto& { return p.remat.lookahead.max_computations_factor; }),
+      Flag(
+          "remat.lookahead.whole_graph",
+          "also drops values behind views, later in-place writes and the loss",
+          [](auto& p) -> auto& { return p.remat.lookahead.whole_graph; }),
       Int(
           "remat.blocks.rounds", 0, kMaxInt, "block pass sweeps over the groups; 0 = off",
           [](auto& p) -> auto& { return p.remat.blocks.rounds; }),

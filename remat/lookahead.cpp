@@ -27,14 +27,17 @@ constexpr int kNever = std::numeric_limits<int>::max();
 // one): deeper chains reach back to the start of these graphs and cost more than they free.
 constexpr int kMaxDepth = 4;
 
-// What the simulation may drop: recomputable values whose every dependency may be dropped too,
-// so that a recomputation never needs a value that is gone for good, and whose inputs are
-// never written in place (a later copy would read the written value).
-std::vector<char> Droppable(const Values& v) {
+// What the simulation may drop: recomputable values whose every dependency may be dropped too
+// (or, with whole_graph, is a graph output, held to the end), so that a recomputation never
+// needs a value that is gone for good, and whose inputs are never written in place (with
+// whole_graph, not before the recomputation: RebuildCost checks each drop).
+std::vector<char> Droppable(const Values& v, bool whole_graph) {
   std::vector<char> d(U(v.n), 0);
   for (int p = 0; p < v.n; ++p) {
-    bool ok = v.recomputable[U(p)] && !v.output[U(p)] && v.write_limit[U(p)] == v.n;
-    for (int q : v.deps[U(p)]) ok = ok && (d[U(q)] || v.keep[U(q)] <= 0);
+    bool ok =
+        v.recomputable[U(p)] && !v.output[U(p)] && (whole_graph || v.write_limit[U(p)] == v.n);
+    for (int q : v.deps[U(p)])
+      ok = ok && (d[U(q)] || v.keep[U(q)] <= 0 || (whole_graph && v.output[U(q)]));
     d[U(p)] = ok;
   }
   return d;
@@ -143,6 +146,8 @@ class Simulation {
   }
   void Release(int p) {
     resident_[U(p)] = 0;
+    // Its views alias the storage released: a reader through one needs it made again.
+    for (int w : v_.views[U(p)]) resident_[U(w)] = 0;
     held_bytes_ -= v_.keep[U(p)];
     const int s = slot_[U(p)];
     held_[U(s)] = held_.back();
@@ -176,6 +181,8 @@ class Simulation {
       if (level == depth) return std::numeric_limits<double>::infinity();
       next_frontier_.clear();
       for (int x : frontier_) {
+        // A copy made at next would read what an in-place write has since overwritten.
+        if (v_.write_limit[U(x)] <= next) return std::numeric_limits<double>::infinity();
         c += v_.cost[U(x)];
         for (int q : v_.deps[U(x)]) {
           if (v_.keep[U(q)] <= 0 || seen_[U(q)] == stamp_) continue;
@@ -360,8 +367,8 @@ struct Candidate {
 
 MethodResult Lookahead(const Graph& graph, const Schedule& start, Bytes budget,
                        const RematParams& params, const Deadline& deadline) {
-  const Values v = BuildValues(graph, start, params);
-  const std::vector<char> droppable = Droppable(v);
+  const Values v = BuildValues(graph, start, params, params.lookahead.whole_graph);
+  const std::vector<char> droppable = Droppable(v, params.lookahead.whole_graph);
   const int max_computations = std::max(1, params.lookahead.max_computations_factor) * v.n;
 
   MethodResult best;

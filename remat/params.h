@@ -293,6 +293,13 @@ struct LookaheadParams {
   int refine_attempts = 200;
   // A simulation gives up after this many computations per op of the graph.
   int max_computations_factor = 20;
+  // The simulation also drops values that views alias (a reader through a view recomputes the
+  // value, then the view), values whose inputs a later in-place write changes (before it),
+  // and values computed from a graph output (the backward, from the loss): on training graphs
+  // it then plans where it otherwise drops next to nothing (llama-7b at 30%: 8.11%, else out of
+  // reach). Off: in `best` it found no cheaper plan on any preset measured and took GPT-2 XL at
+  // half from 19 to 46 s (perf/RESULTS.md, "The lookahead on training graphs").
+  bool whole_graph = false;
 };
 
 // Fitting the arena (docs/remat.md, "Fitting by the arena"): the layout of a schedule, the

@@ -8,7 +8,21 @@
 #include "core/types.h"
 
 namespace roam::remat::detail {
-Values BuildValues(const Graph& graph, const Schedule& base, const RematParams& params) {
+namespace {
+
+// Every output of op aliases an input (a view: reshape, transpose, slice, ...), and op writes
+// nothing in place.
+bool IsPureView(const Graph& graph, const Op& op) {
+  if (op.outputs.empty() || IsInPlaceName(op.name)) return false;
+  for (TensorId t : op.outputs)
+    if (graph.tensors[U(t)].alias_of == kNoTensor) return false;
+  return true;
+}
+
+}  // namespace
+
+Values BuildValues(const Graph& graph, const Schedule& base, const RematParams& params,
+                   bool view_chains) {
   const MemoryModel model = BuildMemoryModel(graph, params.alignment);
   Values v;
   v.n = static_cast<int>(base.size());
@@ -22,6 +36,7 @@ Values BuildValues(const Graph& graph, const Schedule& base, const RematParams& 
   v.users.assign(U(v.n), {});
   v.output.assign(U(v.n), 0);
   v.recomputable.assign(U(v.n), 0);
+  v.views.assign(U(v.n), {});
   // Positions of in-place writes per storage: a copy must run before the next one of a
   // storage it reads.
   std::vector<std::vector<int>> writes(model.storages.size());
@@ -63,7 +78,28 @@ Values BuildValues(const Graph& graph, const Schedule& base, const RematParams& 
     for (int q : d) v.users[U(q)].push_back(p);
     const bool allowed =
         !v.output[U(p)] && v.all[U(p)] > 0 && IsRecomputable(graph, o, params.rule);
-    v.recomputable[U(p)] = simple && allowed;
+    bool viewed_only = false;  // its outputs are roots whose other members are views' outputs
+    if (view_chains && allowed && !simple) {
+      viewed_only = true;
+      std::vector<int>& views = v.views[U(p)];
+      for (TensorId t : op.outputs) {
+        if (graph.tensors[U(t)].alias_of != kNoTensor) viewed_only = false;
+        for (TensorId m : model.storages[U(model.storage_of[U(t)])].members) {
+          if (m == t) continue;
+          const OpId producer = graph.tensors[U(m)].producer;
+          if (producer == kNoOp || !IsPureView(graph, graph.ops[U(producer)]) ||
+              !IsRecomputable(graph, producer, params.rule)) {
+            viewed_only = false;
+          } else {
+            views.push_back(pos[U(producer)]);
+          }
+        }
+      }
+      std::sort(views.begin(), views.end());
+      views.erase(std::unique(views.begin(), views.end()), views.end());
+      if (!viewed_only) views.clear();
+    }
+    v.recomputable[U(p)] = (simple || viewed_only) && allowed;
     if (allowed && (!simple || op.outputs.size() > 1)) v.exact = false;
   }
   // Windows: a value may be recomputed up to its last original reader (never after an

@@ -26,13 +26,20 @@ struct Values {
   // First position after the op's own of an in-place write to a storage it reads (n: none);
   // a recomputation must come before it.
   std::vector<int> write_limit;
+  // With view_chains: per position, the positions of the views of the storage it makes. Its
+  // recomputation makes a fresh storage, so each of those views must be made again before a
+  // reader reads it through that view.
+  std::vector<std::vector<int>> views;
 };
 
 // The values of graph on the base order. An op's bytes are its planned root storages
 // (aligned); persistent tensors count 0. A view or an in-place write shares a storage, so the
 // readers of a view also depend on the producer of its storage. Ops that make or are aliased
 // by views or in-place writes, graph-output producers, non-recomputable ops and ops with
-// nothing planned are not recomputable here.
-Values BuildValues(const Graph& graph, const Schedule& base, const RematParams& params);
+// nothing planned are not recomputable here. With view_chains, an op whose storage is aliased
+// only by views (ops whose every output aliases an input, none an in-place write, each
+// recomputable) is recomputable too, its views listed in Values::views; the views are not.
+Values BuildValues(const Graph& graph, const Schedule& base, const RematParams& params,
+                   bool view_chains = false);
 
 }  // namespace roam::remat::detail

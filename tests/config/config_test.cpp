@@ -157,6 +157,7 @@ remat:
     hints: 6
     refine_attempts: 7
     max_computations_factor: 8
+    whole_graph: true
   fit:
     by: theoretical
     retries: 2
@@ -244,6 +245,7 @@ remat:
   EXPECT_EQ(r.lookahead.hints, 6);
   EXPECT_EQ(r.lookahead.refine_attempts, 7);
   EXPECT_EQ(r.lookahead.max_computations_factor, 8);
+  EXPECT_TRUE(r.lookahead.whole_graph);
   EXPECT_EQ(r.fit.retries, 2);
   EXPECT_EQ(r.fit.refine_retries, 1);
   EXPECT_DOUBLE_EQ(r.fit.search_time_limit_s, 0.5);

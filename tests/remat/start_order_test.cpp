@@ -9,28 +9,20 @@
 #include <vector>
 
 #include "baseline/orders.h"
-#include "config/config.h"
 #include "core/error.h"
 #include "core/graph.h"
 #include "core/memory_model.h"
 #include "core/plan.h"
-#include "gen/generate.h"
 #include "remat/internal.h"
 #include "remat/model.h"
 #include "remat/remat.h"
 #include "tests/support/layered_graph.h"
+#include "tests/support/llama_tiny.h"
 
 namespace roam::remat {
 namespace {
 
-// llama-tiny (configs/llama-tiny.yaml): two layers, AdamW, bf16-mixed.
-Graph LlamaTiny() {
-  return gen::GenerateGraph(roam::config::ParseConfig(
-      "model: {family: llama, n_layer: 2, n_embd: 64, n_head: 4, n_kv_head: 2, n_inner: 96, "
-      "seq_len: 16, n_positions: 16, vocab: 100, batch: 2, attention: math}\n"
-      "training: {optimizer: adamw, precision: bf16-mixed}\n",
-      "<test>"));
-}
+using testing::LlamaTiny;
 
 // Each placement gives a topological order of every op whose peak is at most the baseline
 // order's; the default moves llama's weight updates, an empty list keeps the baseline order,
