@@ -30,6 +30,9 @@ const std::vector<Field>& RematFields() {
           "remat.start_orders", OrderNames(), "an order name", "order names, e.g. [program]",
           "best also runs from those below base_order's peak; [] = off",
           [](auto& p) -> auto& { return p.remat.start_orders; }),
+      Flag(
+          "remat.start_ties", "best also runs from start_orders tying base_order's peak",
+          [](auto& p) -> auto& { return p.remat.start_ties; }),
       Names(
           "remat.update_placements", remat::kUpdatePlacements, "a placement",
           "placements, e.g. [when-ready, scheduled]",

@@ -32,25 +32,40 @@ Context::Context(const Graph& g, const RematParams& params, Schedule s, Deadline
       original_cost(TotalCost(g)),
       deadline(std::move(d)) {}
 
-const std::vector<Context::Start>& Context::LowerStarts(const RematParams& params) const {
-  if (!lower_starts_) {
-    lower_starts_.emplace();
+namespace {
+
+// Whether an order already listed plans from schedule.
+bool Repeats(const std::vector<Context::Start>& starts, const Schedule& schedule) {
+  return std::any_of(starts.begin(), starts.end(),
+                     [&](const Context::Start& s) { return s.context->start == schedule; });
+}
+
+}  // namespace
+
+const std::vector<Context::Start>& Context::OtherStarts(const RematParams& params) const {
+  if (!other_starts_) {
+    other_starts_.emplace();
     for (const std::string& order : params.start_orders) {
-      // The base order, and an order listed twice, would plan the same again.
+      // The base order, and an order listed twice, would plan the same again (checked first:
+      // making an order costs more than comparing names).
       if (order == params.base_order ||
-          std::any_of(lower_starts_->begin(), lower_starts_->end(),
+          std::any_of(other_starts_->begin(), other_starts_->end(),
                       [&](const Start& s) { return s.params.base_order == order; }))
         continue;
       Schedule schedule = StartOrder(order, graph, model, params);
-      if (TheoreticalPeak(graph, model, schedule) >= no_remat_peak) continue;
+      const Bytes peak = TheoreticalPeak(graph, model, schedule);
+      // An order the baseline makes the same as one planned from would plan the same again.
+      if (peak > no_remat_peak || (peak == no_remat_peak && !params.start_ties) ||
+          schedule == start || Repeats(*other_starts_, schedule))
+        continue;
       Start s{params, nullptr};
       s.params.base_order = order;
       // Tried from this context's base order already, with the same answer.
       s.params.fit.reorder_orders.clear();
       s.context = std::make_unique<const Context>(graph, s.params, std::move(schedule), deadline);
-      lower_starts_->push_back(std::move(s));
+      other_starts_->push_back(std::move(s));
     }
-    std::stable_sort(lower_starts_->begin(), lower_starts_->end(),
+    std::stable_sort(other_starts_->begin(), other_starts_->end(),
                      [](const Start& a, const Start& b) {
                        return a.context->no_remat_peak < b.context->no_remat_peak;
                      });
@@ -61,13 +76,13 @@ const std::vector<Context::Start>& Context::LowerStarts(const RematParams& param
       s.params.update_placements.clear();
       s.params.fit.reorder_orders.clear();
       Schedule given = ScheduleOrder(params.base_order, graph, model);
-      if (given != start) {
+      if (given != start && !Repeats(*other_starts_, given)) {
         s.context = std::make_unique<const Context>(graph, s.params, std::move(given), deadline);
-        lower_starts_->push_back(std::move(s));
+        other_starts_->push_back(std::move(s));
       }
     }
   }
-  return *lower_starts_;
+  return *other_starts_;
 }
 
 const std::optional<SubgraphTree>& Context::Partition() const {

@@ -37,7 +37,8 @@ class Context {
   const std::optional<SubgraphTree>& Partition() const;
 
   // Of params.start_orders, those whose theoretical peak is below start's, each with a context
-  // of its own (params with that base order), lowest peak first; then (start_as_given) the
+  // of its own (params with that base order), lowest peak first; then (start_ties) those of a
+  // different schedule at start's peak; then (start_as_given) the
   // base order as the baseline makes it, where start is it with its weight updates placed.
   // Built on the first call, so a sweep's budgets share them. params must be those this
   // context was built with.
@@ -45,12 +46,12 @@ class Context {
     RematParams params;
     std::unique_ptr<const Context> context;
   };
-  const std::vector<Start>& LowerStarts(const RematParams& params) const;
+  const std::vector<Start>& OtherStarts(const RematParams& params) const;
 
  private:
   mutable bool partitioned_ = false;
   mutable std::optional<SubgraphTree> partition_;
-  mutable std::optional<std::vector<Start>> lower_starts_;
+  mutable std::optional<std::vector<Start>> other_starts_;
 };
 
 // Runs the improver of that name (RematParams: kImproverNames) on incumbent, as a preset runs

@@ -386,6 +386,15 @@ struct RematParams {
   // (84.6% of the heuristic order's peak) against 2.13% from the heuristic order. On the
   // training presets no order is below the heuristic, so nothing more runs. Empty: off.
   std::vector<std::string> start_orders = {"program", "lescea", "xla-list", "xla-dfs", "heuristic"};
+  // `best` also runs from each order of start_orders whose no-remat peak ties base_order's (a
+  // different order at the same peak), after the lower ones, and keeps the better plan: the
+  // peak does not see where recomputation is cheap. At 30% llama-7b costs 6.01% from the
+  // heuristic order and 5.66% from the program order; BERT-large at half is proven optimal
+  // from it, MobileNet at half gains 0.35 points from xla-dfs. It costs a further plan where
+  // the first does not meet the compute bound (GPT-2 XL at half 29 -> 117 s, ResNet-50 at one
+  // third 4.8 -> 11.8 s, the same plans; perf/RESULTS.md), so it is off by default and the
+  // presets where it gains (LLaMA, BERT-large, MobileNet) set it.
+  bool start_ties = false;
   // Where listed, every order remat starts from (base_order, start_orders, the fit's orders)
   // first has its weight-update branches placed by the partition (docs/remat.md, "Weight
   // updates in the start order") by the first of these placements that does not raise its

@@ -135,16 +135,17 @@ RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& para
   return result;
 }
 
-// `best` from each order of start_orders whose no-remat peak is below the base order's (and
-// with start_as_given from the base order as the baseline makes it), each in a
-// context of its own, keeping the better plan: recomputing from a lower order has less to
-// remove. What the base order's plan shares (the sweep's greedy descent, the checkpoint's
-// schedules) is of the base order; the compute bound is of the budget and is shared. Where the
-// plan recomputes nothing or meets the bound, nothing is cheaper and no other start runs.
-RematResult FromLowerStarts(const Context& ctx, Bytes budget, const RematParams& params,
+// `best` from each order of start_orders whose no-remat peak is below the base order's (with
+// start_ties also those at its peak, with start_as_given also from the base order as the
+// baseline makes it), each in a context of its own, keeping the better plan: recomputing from
+// a lower order has less to remove. What the base order's plan shares (the sweep's greedy descent,
+// the checkpoint's schedules) is of the base order; the compute bound is of the budget and is
+// shared. Where the plan recomputes nothing or meets the bound, nothing is cheaper and no other
+// start runs.
+RematResult FromOtherStarts(const Context& ctx, Bytes budget, const RematParams& params,
                             const Shared& shared, RematResult result) {
   if (params.method != "best") return result;
-  for (const Context::Start& start : ctx.LowerStarts(params)) {
+  for (const Context::Start& start : ctx.OtherStarts(params)) {
     if (ctx.deadline.Expired()) break;
     if (result.feasible &&
         (result.recompute_cost <= 0 || result.recompute_cost <= shared.cost_bound))
@@ -206,7 +207,7 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
   };
   // The bound first: the witness follows it, and a schedule that meets it ends the search.
   if (params.overhead_bound.cuts <= 0) {
-    RematResult result = FromLowerStarts(ctx, budget, params, shared,
+    RematResult result = FromOtherStarts(ctx, budget, params, shared,
                                          PlanPreset(ctx, budget, params, greedy_state, shared));
     BoundInOrder(ctx, budget, params, result);
     return spent(std::move(result));
@@ -221,7 +222,7 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
   shared.bound_budget = budget;
   if (!bound.infeasible) shared.cost_bound = bound.overhead * ctx.original_cost * (1 + 2e-6);
   RematResult result = PlanPreset(ctx, budget, params, greedy_state, shared);
-  result = FromLowerStarts(ctx, budget, params, shared, std::move(result));
+  result = FromOtherStarts(ctx, budget, params, shared, std::move(result));
   result.seconds += bound_seconds;
   if (bound.infeasible && result.feasible)
     throw std::logic_error("remat: a plan fits a budget the compute lower bound rules out");

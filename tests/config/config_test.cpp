@@ -112,6 +112,7 @@ remat:
   time_limit_s: 5
   base_order: lescea
   start_orders: [program, xla-dfs]
+  start_ties: true
   rule: {rng_state_kept: true, state_update_skipped: false}
   best: {build: [greedy, checkpoint], improve: [blocks, ilp], picks: 3}
   sweep: {build: [lookahead], improve: []}
@@ -246,6 +247,7 @@ remat:
   EXPECT_EQ(r.lookahead.refine_attempts, 7);
   EXPECT_EQ(r.lookahead.max_computations_factor, 8);
   EXPECT_TRUE(r.lookahead.whole_graph);
+  EXPECT_TRUE(r.start_ties);
   EXPECT_EQ(r.fit.retries, 2);
   EXPECT_EQ(r.fit.refine_retries, 1);
   EXPECT_DOUBLE_EQ(r.fit.search_time_limit_s, 0.5);
