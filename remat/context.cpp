@@ -54,10 +54,9 @@ const std::vector<Context::Start>& Context::OtherStarts(const RematParams& param
         continue;
       Schedule schedule = StartOrder(order, graph, model, params);
       const Bytes peak = TheoreticalPeak(graph, model, schedule);
+      if (peak > no_remat_peak || (peak == no_remat_peak && !params.start_ties)) continue;
       // An order the baseline makes the same as one planned from would plan the same again.
-      if (peak > no_remat_peak || (peak == no_remat_peak && !params.start_ties) ||
-          schedule == start || Repeats(*other_starts_, schedule))
-        continue;
+      if (schedule == start || Repeats(*other_starts_, schedule)) continue;
       Start s{params, nullptr};
       s.params.base_order = order;
       // Tried from this context's base order already, with the same answer.
