@@ -329,6 +329,10 @@ const std::vector<Field>& RematFields() {
       Flag(
           "remat.fit.search_wide", "a second, bottom-left search where the first misses",
           [](auto& p) -> auto& { return p.remat.fit.search_wide; }),
+      Int(
+          "remat.fit.search_wide_max_buffers", 0, kMaxInt,
+          "the second search only on layouts of at most this many buffers",
+          [](auto& p) -> auto& { return p.remat.fit.search_wide_max_buffers; }),
       Flag(
           "remat.fit.search_at_budget",
           "a search for a layout within the budget alone where the others miss it",

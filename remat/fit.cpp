@@ -51,7 +51,9 @@ std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals,
   auto searching = [&] { return params.fit.search_max_nodes > 0 && !deadline.Expired(); };
   auto missed = [&] { return best.height() > budget && best.height() > peak && searching(); };
   if (best.height() > peak && searching()) search(false, std::nullopt);
-  if (missed() && params.fit.search_wide) search(true, std::nullopt);
+  if (missed() && params.fit.search_wide &&
+      intervals.size() <= static_cast<size_t>(params.fit.search_wide_max_buffers))
+    search(true, std::nullopt);
   // Minimising, the search spends its nodes on heights below the budget too; asked for the
   // budget alone, it prunes by it and may find a layout there the minimisation did not.
   if (missed() && params.fit.search_at_budget) search(false, budget);

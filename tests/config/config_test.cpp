@@ -166,6 +166,7 @@ remat:
     search_time_limit_s: 0.5
     search_max_nodes: 1000
     search_wide: false
+    search_wide_max_buffers: 3
     search_at_budget: false
     long_chain: 32
     fallback_base_orders: [program]
@@ -253,6 +254,7 @@ remat:
   EXPECT_DOUBLE_EQ(r.fit.search_time_limit_s, 0.5);
   EXPECT_EQ(r.fit.search_max_nodes, 1000);
   EXPECT_FALSE(r.fit.search_wide);
+  EXPECT_EQ(r.fit.search_wide_max_buffers, 3);
   EXPECT_FALSE(r.fit.search_at_budget);
   EXPECT_EQ(r.fit.long_chain, 32);
   EXPECT_EQ(r.fit.fallback_base_orders, (std::vector<std::string>{"program"}));

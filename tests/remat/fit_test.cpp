@@ -79,6 +79,13 @@ TEST(ArenaFit, TheWideLayoutSearchPacksWhatTheDefaultSearchLeavesOverTheBudget) 
   EXPECT_LE(wide.plan.summary.actual_peak, budget);
   EXPECT_LT(wide.compute_overhead, 0.01);
   EXPECT_EQ(ValidatePlan(wide.rewritten.graph, wide.plan), "");
+  // Its layouts have at least the graph's 1,000 buffers: above search_wide_max_buffers the wide
+  // search does not run, and the plan is the narrow one.
+  params.fit.search_wide_max_buffers = 999;
+  const RematResult capped = PlanRemat(g, budget, params);
+  EXPECT_FALSE(capped.feasible);
+  EXPECT_EQ(capped.schedule, narrow.schedule);
+  EXPECT_EQ(capped.plan.summary.actual_peak, narrow.plan.summary.actual_peak);
 }
 
 // random-layered-250 at 80% (844 B): best's cheapest schedule from the program order peaks at
