@@ -337,8 +337,9 @@ struct FitParams {
   bool search_wide = true;
   // The wide search runs on layouts of at most this many buffers. Its techniques cost more
   // per node as a group grows: on GPT-2 XL's thousands of buffers its 100,000 nodes took
-  // 30-70 s, so search_time_limit_s, not the node limit, ended it and the plan depended on the
-  // machine's load; above 2,000 buffers it packed no measured plan tighter (perf/RESULTS.md).
+  // over 10 s, so search_time_limit_s, not the node limit, ended it and the plan depended on
+  // the machine's load; above 2,000 buffers it packed no measured plan tighter
+  // (perf/RESULTS.md).
   int search_wide_max_buffers = 2000;
   // Where the arena is still over the budget after those, one more search (same limits) in
   // capacity mode: it asks for a layout within the budget only, and stops at the first. The
