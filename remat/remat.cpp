@@ -58,6 +58,8 @@ void CheckParams(const RematParams& params) {
   if (params.alignment <= 0) throw InputError("alignment must be positive");
   if (params.fit.repack_plan_subproblems < 0)
     throw InputError("remat fit.repack_plan_subproblems must be at least 0");
+  if (params.fit.search_wide_max_buffers < 0)
+    throw InputError("remat fit.search_wide_max_buffers must be at least 0");
   if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy.score) ==
       kGreedyScores.end())
     throw InputError("unknown greedy score \"" + params.greedy.score + "\" (log, peak, lifetime)");

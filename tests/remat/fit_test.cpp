@@ -86,6 +86,8 @@ TEST(ArenaFit, TheWideLayoutSearchPacksWhatTheDefaultSearchLeavesOverTheBudget) 
   EXPECT_FALSE(capped.feasible);
   EXPECT_EQ(capped.schedule, narrow.schedule);
   EXPECT_EQ(capped.plan.summary.actual_peak, narrow.plan.summary.actual_peak);
+  params.fit.search_wide_max_buffers = -1;  // as the config reader refuses it
+  EXPECT_THROW(PlanRemat(g, budget, params), InputError);
 }
 
 // random-layered-250 at 80% (844 B): best's cheapest schedule from the program order peaks at
