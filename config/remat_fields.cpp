@@ -326,6 +326,10 @@ const std::vector<Field>& RematFields() {
       Int(
           "remat.fit.search_max_nodes", 0, kMaxBytes, "search nodes per attempt; 0 = no limit",
           [](auto& p) -> auto& { return p.remat.fit.search_max_nodes; }),
+      Int(
+          "remat.fit.search_max_work", 0, kMaxBytes,
+          "search work per attempt (buffers and sections visited); 0 = no limit",
+          [](auto& p) -> auto& { return p.remat.fit.search_max_work; }),
       Flag(
           "remat.fit.search_wide", "a second, bottom-left search where the first misses",
           [](auto& p) -> auto& { return p.remat.fit.search_wide; }),

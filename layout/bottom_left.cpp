@@ -48,6 +48,7 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
   for (;; ++level) {
     StateKey key = unplaced_key;
     const Bytes h = LowestFloor(lo, hi, params_.failure_cache ? &key : nullptr);
+    work_ += (hi - lo) + static_cast<std::int64_t>(unplaced.size());  // and the scan below
     if (params_.failure_cache) {
       if (Failed(key)) {
         if (use_backjumping_) {
@@ -90,7 +91,7 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
     bool jumped = false;
     for (int b : branch) {
       if (Aborting()) return false;
-      ++nodes_;
+      CountNode(unplaced);
       const Mark mark = Marks();
       // Floor plus remaining load is unchanged where b lies: only the unallocated floor can
       // infer anything here.
@@ -151,7 +152,7 @@ bool Searcher::BottomLeft(const std::vector<int>& unplaced) {
       break;
     }
     if (Aborting()) return false;
-    ++nodes_;
+    CountNode(unplaced);
     if (use_backjumping_) accs.insert(accs.end(), acc.begin(), acc.end());
     if (!Raise(chosen, next, unplaced, explain_.data())) {
       for (int s : queue_) queued_[U(s)] = 0;

@@ -296,17 +296,19 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
               static_cast<std::int64_t>(p.buffers.size()) > params.search.bottom_left_max_buffers)
             continue;
           std::int64_t limit = node_limit + static_cast<std::int64_t>(p.buffers.size());
-          if (params.max_nodes > 0) {
-            limit = std::min(limit, params.max_nodes - result.nodes);
-            if (limit <= 0) {
-              budget_spent = true;
-              return Probe::kUnknown;
-            }
+          if (params.max_nodes > 0) limit = std::min(limit, params.max_nodes - result.nodes);
+          const std::int64_t work_limit = params.max_work > 0
+                                              ? params.max_work - result.work
+                                              : std::numeric_limits<std::int64_t>::max();
+          if (limit <= 0 || work_limit <= 0) {
+            budget_spent = true;
+            return Probe::kUnknown;
           }
           const detail::SearchOutcome outcome =
-              searcher.Run(p.buffers, preorders[entry.preorder], cap, limit, deadline, found,
-                           entry.candidate_branching);
+              searcher.Run(p.buffers, preorders[entry.preorder], cap, limit, work_limit, deadline,
+                           found, entry.candidate_branching);
           result.nodes += searcher.nodes();
+          result.work += searcher.work();
           if (outcome == detail::SearchOutcome::kFound) {
             for (int b : p.buffers) best[U(b)] = found[U(b)];
             p.height = Height(intervals, best, p.buffers);
@@ -364,7 +366,7 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
         if (lo >= hi()) return finish(LayoutStatus::kOptimal, "proven minimal");
       }
       if (out_of_time()) return finish(LayoutStatus::kTimeLimit, "the time limit struck");
-      if (budget_spent) return finish(LayoutStatus::kTimeLimit, "the node limit struck");
+      if (budget_spent) return finish(LayoutStatus::kTimeLimit, "the node or work limit struck");
     }
   } catch (const std::bad_alloc&) {
     result.call = LayoutCall::kError;

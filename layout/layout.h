@@ -157,6 +157,12 @@ struct LayoutParams {
   // Stop after this many nodes in all (0: no limit); for tests and measurements that must not
   // depend on the machine's speed.
   std::int64_t max_nodes = 0;
+  // Stop after this much work in all (0: no limit). A node's work is the number of unplaced
+  // buffers in its group, which its scans visit: a node costs about 10-30 ns per buffer, so a
+  // node limit alone lets a search over one group of 8,000 buffers run 10-30 times longer than
+  // over 500, and a time limit then ends it at a point that depends on the machine's load.
+  // A work limit bounds the time on groups of any size and stays deterministic.
+  std::int64_t max_work = 0;
   // Set by another thread (an interrupt): the call returns its best so far at the next node,
   // as when the time limit strikes.
   const std::atomic<bool>* stop = nullptr;
@@ -166,7 +172,7 @@ enum class LayoutStatus {
   kOptimal,     // height equals the proven lower bound
   kFeasible,    // with a capacity: a layout within it, not proven minimal
   kInfeasible,  // with a capacity: proven that no layout fits; offsets hold the best found
-  kTimeLimit,   // the time or node limit struck first; offsets hold the best found
+  kTimeLimit,   // the time, node or work limit struck first; offsets hold the best found
 };
 std::string_view ToString(LayoutStatus status);
 
@@ -184,6 +190,7 @@ struct LayoutResult {
   LayoutCall call = LayoutCall::kOk;
   int partitions = 0;      // time-disjoint groups solved independently
   std::int64_t nodes = 0;  // placements tried, over all probes
+  std::int64_t work = 0;   // the nodes' unplaced buffers, summed (LayoutParams::max_work)
   int probes = 0;          // capacities asked about
   double seconds = 0.0;
   std::string note;  // why the call stopped where it did

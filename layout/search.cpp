@@ -164,13 +164,16 @@ Searcher::Searcher(const Instance& instance, const SearchParams& params)
 }
 
 SearchOutcome Searcher::Run(std::span<const int> buffers, std::span<const int> rank, Bytes capacity,
-                            std::int64_t node_limit, std::optional<Clock::time_point> deadline,
-                            std::vector<Bytes>& offsets, bool candidate_branching) {
+                            std::int64_t node_limit, std::int64_t work_limit,
+                            std::optional<Clock::time_point> deadline, std::vector<Bytes>& offsets,
+                            bool candidate_branching) {
   rank_ = rank;
   capacity_ = capacity;
   node_limit_ = node_limit;
+  work_limit_ = work_limit;
   deadline_ = deadline;
   nodes_ = 0;
+  work_ = 0;
   aborted_ = false;
   base_trail_.clear();
   floor_trail_.clear();
@@ -318,8 +321,11 @@ bool Searcher::Raise(int s, Bytes value, const std::vector<int>& unplaced,
     Lift(c, value, s);
   };
   if (has_section_lists_) {
-    for (int c : SectionBuffers(s)) lift(c);
+    const std::span<const int> here = SectionBuffers(s);
+    work_ += static_cast<std::int64_t>(here.size());
+    for (int c : here) lift(c);
   } else {
+    work_ += static_cast<std::int64_t>(unplaced.size());
     for (int c : unplaced)
       if (in_.first[U(c)] <= s && s < in_.last[U(c)]) lift(c);
   }
@@ -343,6 +349,7 @@ bool Searcher::Propagate(const std::vector<int>& unplaced) {
     Bytes lowest = kNever;
     const Bytes floor = floor_[U(s)];
     for (int c : unplaced_here) {
+      ++work_;
       lowest = std::min(lowest, start_[U(c)]);
       if (lowest <= floor) break;
     }
@@ -352,6 +359,7 @@ bool Searcher::Propagate(const std::vector<int>& unplaced) {
         // section that bounds its base.
         std::fill(explain_.begin(), explain_.end(), 0);
         ++explanation_;
+        work_ += static_cast<std::int64_t>(unplaced_here.size());
         for (int c : unplaced_here) {
           const int r = reason_[U(c)];
           if (in_.fixed[U(c)] >= 0 || r < 0 || explained_in_[U(r)] == explanation_) continue;
@@ -415,7 +423,7 @@ void Searcher::Rollback(const Mark& mark) {
 
 bool Searcher::Aborting() {
   // The clock costs tens of nanoseconds, a node at least a microsecond: check every node.
-  if (nodes_ >= node_limit_ || (deadline_ && Clock::now() >= *deadline_) ||
+  if (nodes_ >= node_limit_ || work_ >= work_limit_ || (deadline_ && Clock::now() >= *deadline_) ||
       (stop_ != nullptr && stop_->load(std::memory_order_relaxed)))
     aborted_ = true;
   return aborted_;
@@ -490,13 +498,14 @@ bool Searcher::Branch(const std::vector<int>& unplaced, Bytes last_offset, int l
     candidates.pop_back();
     if (params_.dominance && c.offset >= min_top) break;
     if (Aborting()) return false;
-    ++nodes_;
+    CountNode(unplaced);
     const int b = c.buffer;
     const Mark mark = Marks();
     bool ok = PlaceAndRaise(b, c.offset, unplaced, rest);
     if (params_.section_inference) {
       // Everything still to come in a section sits on its floor (and, canonically, at or above
       // this offset).
+      work_ += hi - lo;
       for (int s = lo; s < hi && ok; ++s)
         ok = (monotonic ? std::max(floor_[U(s)], c.offset) : floor_[U(s)]) + remaining_[U(s)] <=
              capacity_;

@@ -105,13 +105,16 @@ class Searcher {
   Searcher(const Instance& instance, const SearchParams& params);
 
   // buffers: sorted by first section, positive sizes. On kFound, offsets[b] holds the offset of
-  // every buffer b of the group. node_limit counts placements.
+  // every buffer b of the group. node_limit counts placements; work_limit the buffers and
+  // sections the search's loops visit (LayoutParams::max_work).
   // candidate_branching: this run branches on candidates even if bottom_left is on
   // (SearchParams::portfolio).
   SearchOutcome Run(std::span<const int> buffers, std::span<const int> rank, Bytes capacity,
-                    std::int64_t node_limit, std::optional<Clock::time_point> deadline,
-                    std::vector<Bytes>& offsets, bool candidate_branching = false);
+                    std::int64_t node_limit, std::int64_t work_limit,
+                    std::optional<Clock::time_point> deadline, std::vector<Bytes>& offsets,
+                    bool candidate_branching = false);
   std::int64_t nodes() const { return nodes_; }  // of the last Run
+  std::int64_t work() const { return work_; }    // of the last Run
   // A flag another thread sets to end the search at the next node (an interrupt).
   void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
 
@@ -144,7 +147,14 @@ class Searcher {
   // The unallocated floor over the queued sections, raising until nothing changes.
   bool Propagate(const std::vector<int>& unplaced);
   void Queue(int b);  // b's sections, for Propagate
-  bool Aborting();    // node or time limit reached (sets aborted_)
+  bool Aborting();    // node, work or time limit reached (sets aborted_)
+  // A node of a group whose unplaced buffers are these: its placement's bookkeeping visits each
+  // of them. work_ counts what the search's loops visit (buffers and sections), here and where
+  // they run, so that it grows with the group as the time does.
+  void CountNode(const std::vector<int>& unplaced) {
+    ++nodes_;
+    work_ += static_cast<std::int64_t>(unplaced.size());
+  }
   // SearchParams::failure_cache. The state at a node of BottomLeft is its group's unplaced
   // buffers and the floors of the sections they cover: every base is the highest floor among
   // the buffer's sections, and placed buffers end at or below the floors, so what can still be
@@ -221,9 +231,11 @@ class Searcher {
   std::span<const int> rank_;
   Bytes capacity_ = 0;
   std::int64_t node_limit_ = 0;
+  std::int64_t work_limit_ = 0;
   std::optional<Clock::time_point> deadline_;
   const std::atomic<bool>* stop_ = nullptr;
   std::int64_t nodes_ = 0;
+  std::int64_t work_ = 0;
   bool aborted_ = false;
   std::vector<Bytes> base_;  // per buffer: highest top of placed buffers it overlaps
   // Per buffer: the lowest offset it can take now, its fixed one or its base aligned up (what

@@ -9,16 +9,23 @@
 //   roam_perf_layout suite [TIME_LIMIT_S] [CSV_DIR]
 //     The same cuts in multiples of 1 KiB, as in MiniMalloc's public suite (its instances A, B
 //     and K: sizes 1 KiB to 838 KiB, capacity 1 MiB, times on a 1,024-step grid).
+//   roam_perf_layout work [NODES]
+//     What a node costs as its group grows (LayoutParams::max_work): perfect packings of 250 to
+//     8,000 buffers in one group, searched for NODES nodes (default 20,000) with the default
+//     switches and with the bottom-left branching and unallocated floor in groups of any size
+//     (remat's wide search): microseconds per node and nanoseconds per unit of work.
 //   roam_perf_layout presets [TIME_LIMIT_S]
 //     Every preset config at batch 1 and 32: whole-graph lifetimes under the heuristic order
 //     (as `roam evaluate --order heuristic`), max-live, best-fit's height, and the search from
 //     best-fit's layout.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -83,6 +90,39 @@ void Tight(double limit, const std::string& csv_dir, Bytes unit) {
   }
 }
 
+void Work(std::int64_t nodes) {
+  std::printf(
+      "| buffers | search | nodes | work | work per node | seconds | us per node | ns per "
+      "unit of work |\n");
+  std::printf("|---:|---|---:|---:|---:|---:|---:|---:|\n");
+  for (const bool wide : {false, true}) {
+    for (int n : {250, 500, 1000, 2000, 4000, 8000}) {
+      std::mt19937_64 rng(1);
+      const auto in = testing::PerfectPacking(rng, n, Bytes{1} << 20, 4 * n, 32);
+      const auto best_fit = PlaceBuffers("best-fit", in, 32);
+      layout::LayoutParams params;
+      params.time_limit_s = 0;
+      params.max_nodes = nodes;
+      params.search.static_decomposition = false;
+      if (wide) {
+        params.search.bottom_left_max_buffers = std::numeric_limits<int>::max();
+        params.search.unallocated_floor_max_buffers = std::numeric_limits<int>::max();
+      }
+      const auto started = Clock::now();
+      const layout::LayoutResult r =
+          layout::SolveLayout(in, 32, params, std::span<const Bytes>(best_fit));
+      const double seconds = Seconds(started);
+      const double count = static_cast<double>(std::max<std::int64_t>(1, r.nodes));
+      std::printf("| %d | %s | %lld | %lld | %.0f | %.2f | %.1f | %.2f |\n", n,
+                  wide ? "wide" : "default", static_cast<long long>(r.nodes),
+                  static_cast<long long>(r.work), static_cast<double>(r.work) / count, seconds,
+                  1e6 * seconds / count,
+                  1e9 * seconds / static_cast<double>(std::max<std::int64_t>(1, r.work)));
+      std::fflush(stdout);
+    }
+  }
+}
+
 void Presets(double limit) {
   std::printf(
       "| config | batch | buffers | max-live (MiB) | best-fit over max-live | search | over "
@@ -131,10 +171,14 @@ int main(int argc, char** argv) {
   const double limit = argc > 2 ? std::atof(argv[2]) : 10.0;
   if (what == "tight" || what == "suite") {
     roam::Tight(limit, argc > 3 ? argv[3] : "", what == "tight" ? 32 : 1024);
+  } else if (what == "work") {
+    roam::Work(argc > 2 ? std::atoll(argv[2]) : 20'000);
   } else if (what == "presets") {
     roam::Presets(limit);
   } else {
-    std::fprintf(stderr, "usage: roam_perf_layout tight|suite|presets [TIME_LIMIT_S] [CSV_DIR]\n");
+    std::fprintf(
+        stderr,
+        "usage: roam_perf_layout tight|suite|presets [TIME_LIMIT_S] [CSV_DIR], or work [NODES]\n");
     return 2;
   }
   return 0;

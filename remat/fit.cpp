@@ -36,6 +36,7 @@ std::pair<std::vector<Bytes>, Bytes> LayOut(std::span<const Interval> intervals,
     lp.time_limit_s = std::max(
         0.001, std::min(params.fit.search_time_limit_s, std::min(deadline.Remaining(), 1e8)));
     lp.max_nodes = params.fit.search_max_nodes;
+    lp.max_work = params.fit.search_max_work;
     lp.capacity = capacity;
     if (wide) {
       // The default limits keep these techniques to groups of 1,000 buffers for whole training

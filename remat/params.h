@@ -329,6 +329,11 @@ struct FitParams {
   // schedule's theoretical peak: at most this many search nodes (0: none), so that the plan
   // does not depend on the machine's speed or load; search_time_limit_s is an outer cap.
   std::int64_t search_max_nodes = 100000;
+  // ... and at most this much work (layout/layout.h's max_work: what the search's loops visit;
+  // 0: no limit). A node's cost grows with its group: on random-layered-1000's layouts 100,000
+  // nodes are at most 177 million units, on GPT-2 XL's 4,572 buffers 865 million (4 s), so the
+  // node limit alone let a search there near the time cap under load (perf/RESULTS.md).
+  std::int64_t search_max_work = 250'000'000;
   double search_time_limit_s = 10.0;
   // Where that search leaves the arena over the budget: a second search (same limits) with its
   // bottom-left branching and unallocated floor in groups of any size, before the methods are
@@ -337,9 +342,9 @@ struct FitParams {
   bool search_wide = true;
   // The wide search runs on layouts of at most this many buffers. Its techniques cost more
   // per node as a group grows: on GPT-2 XL's thousands of buffers its 100,000 nodes took
-  // over 10 s, so search_time_limit_s, not the node limit, ended it and the plan depended on
-  // the machine's load; above 2,000 buffers it packed no measured plan tighter
-  // (perf/RESULTS.md).
+  // over 10 s, so search_time_limit_s, not the node limit, ended it (search_max_work now
+  // ends it first, at about 2,500 nodes); above 2,000 buffers it packed no measured plan
+  // tighter, so it is not run there (perf/RESULTS.md).
   int search_wide_max_buffers = 2000;
   // Where the arena is still over the budget after those, one more search (same limits) in
   // capacity mode: it asks for a layout within the budget only, and stops at the first. The

@@ -60,6 +60,8 @@ void CheckParams(const RematParams& params) {
     throw InputError("remat fit.repack_plan_subproblems must be at least 0");
   if (params.fit.search_wide_max_buffers < 0)
     throw InputError("remat fit.search_wide_max_buffers must be at least 0");
+  if (params.fit.search_max_work < 0)
+    throw InputError("remat fit.search_max_work must be at least 0 (0: no limit)");
   if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy.score) ==
       kGreedyScores.end())
     throw InputError("unknown greedy score \"" + params.greedy.score + "\" (log, peak, lifetime)");

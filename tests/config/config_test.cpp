@@ -165,6 +165,7 @@ remat:
     refine_retries: 1
     search_time_limit_s: 0.5
     search_max_nodes: 1000
+    search_max_work: 7000
     search_wide: false
     search_wide_max_buffers: 3
     search_at_budget: false
@@ -253,6 +254,7 @@ remat:
   EXPECT_EQ(r.fit.refine_retries, 1);
   EXPECT_DOUBLE_EQ(r.fit.search_time_limit_s, 0.5);
   EXPECT_EQ(r.fit.search_max_nodes, 1000);
+  EXPECT_EQ(r.fit.search_max_work, 7000);
   EXPECT_FALSE(r.fit.search_wide);
   EXPECT_EQ(r.fit.search_wide_max_buffers, 3);
   EXPECT_FALSE(r.fit.search_at_budget);

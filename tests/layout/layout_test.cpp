@@ -279,6 +279,45 @@ TEST(LayoutSearch, UnderANodeLimitTheBestSoFarIsReturnedNeverWorseThanBestFit) {
   }
 }
 
+// The work a node does grows with its group (its bookkeeping visits the unplaced buffers and
+// sections), so a node limit bounds the time on small groups only; the work limit bounds it on
+// any, and, being counted, not timed, stops the same search at the same node on any machine.
+TEST(LayoutSearch, AWorkLimitStopsTheSearchAtTheSameNodeWhateverTheGroupSize) {
+  std::vector<std::int64_t> work_per_node;
+  for (int n : {150, 1200}) {
+    std::mt19937_64 rng(11);
+    auto in = PerfectPacking(rng, n, 1 << 20, 4 * n, 8);
+    LayoutParams params;
+    params.time_limit_s = 0;
+    params.search.bottom_left = false;  // so that neither instance is solved within the limits
+    params.max_nodes = 3'000;
+    const LayoutResult by_nodes = SolveLayout(in, 8, params);
+    ASSERT_EQ(by_nodes.nodes, 3'000) << n << ": the instance is solved too soon to measure";
+    EXPECT_GE(by_nodes.work, by_nodes.nodes);
+    work_per_node.push_back(by_nodes.work / by_nodes.nodes);
+
+    params.max_nodes = 0;
+    params.max_work = 1'000'000;
+    const LayoutResult r = SolveLayout(in, 8, params);
+    ExpectValid(in, r, 8);
+    EXPECT_EQ(r.status, LayoutStatus::kTimeLimit) << n;
+    EXPECT_EQ(r.note, "the node or work limit struck") << n;
+    EXPECT_GE(r.work, params.max_work) << n;            // it stops only once the work is spent
+    EXPECT_LT(r.work, params.max_work + 100 * n) << n;  // and at the next node
+    const LayoutResult again = SolveLayout(in, 8, params);
+    EXPECT_EQ(again.offsets, r.offsets) << n;
+    EXPECT_EQ(again.work, r.work) << n;
+    // The same search as one limited to the nodes it reached: only where it stops differs.
+    params.max_work = 0;
+    params.max_nodes = r.nodes;
+    const LayoutResult same = SolveLayout(in, 8, params);
+    EXPECT_EQ(same.offsets, r.offsets) << n;
+    EXPECT_EQ(same.work, r.work) << n;
+  }
+  // Eight times the buffers: several times the work per node.
+  EXPECT_GT(work_per_node[1], 4 * work_per_node[0]);
+}
+
 TEST(LayoutSearch, AWarmStartIsNeverWorsenedAndABadOneIsRejected) {
   std::mt19937_64 rng(8);
   auto in = RandomIntervals(rng, 30, 16, 20);

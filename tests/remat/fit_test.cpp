@@ -88,6 +88,9 @@ TEST(ArenaFit, TheWideLayoutSearchPacksWhatTheDefaultSearchLeavesOverTheBudget) 
   EXPECT_EQ(capped.plan.summary.actual_peak, narrow.plan.summary.actual_peak);
   params.fit.search_wide_max_buffers = -1;  // as the config reader refuses it
   EXPECT_THROW(PlanRemat(g, budget, params), InputError);
+  params.fit.search_wide_max_buffers = 2000;
+  params.fit.search_max_work = -1;
+  EXPECT_THROW(PlanRemat(g, budget, params), InputError);
 }
 
 // random-layered-250 at 80% (844 B): best's cheapest schedule from the program order peaks at
