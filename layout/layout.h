@@ -157,11 +157,12 @@ struct LayoutParams {
   // Stop after this many nodes in all (0: no limit); for tests and measurements that must not
   // depend on the machine's speed.
   std::int64_t max_nodes = 0;
-  // Stop after this much work in all (0: no limit). A node's work is the number of unplaced
-  // buffers in its group, which its scans visit: a node costs about 10-30 ns per buffer, so a
-  // node limit alone lets a search over one group of 8,000 buffers run 10-30 times longer than
-  // over 500, and a time limit then ends it at a point that depends on the machine's load.
-  // A work limit bounds the time on groups of any size and stays deterministic.
+  // Stop after this much work in all (0: no limit). Work counts the buffers and sections the
+  // search's loops visit (docs/layout.md, "Work limits"). A node on one group of 8,000 buffers
+  // costs tens of times one on 250, so a node limit alone bounds the time on small groups only
+  // and a time limit then ends a search at a point that depends on the machine's load; a unit
+  // of work costs about the same on any group (5-17 ns measured), so this bounds the time on
+  // groups of any size and stays deterministic.
   std::int64_t max_work = 0;
   // Set by another thread (an interrupt): the call returns its best so far at the next node,
   // as when the time limit strikes.
@@ -190,7 +191,7 @@ struct LayoutResult {
   LayoutCall call = LayoutCall::kOk;
   int partitions = 0;      // time-disjoint groups solved independently
   std::int64_t nodes = 0;  // placements tried, over all probes
-  std::int64_t work = 0;   // the nodes' unplaced buffers, summed (LayoutParams::max_work)
+  std::int64_t work = 0;   // buffers and sections visited, over all probes (max_work)
   int probes = 0;          // capacities asked about
   double seconds = 0.0;
   std::string note;  // why the call stopped where it did
