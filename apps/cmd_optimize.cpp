@@ -181,6 +181,7 @@ int RunOptimize(const OptimizeOptions& options) {
                                    {"sent_to_solver", c.sent_to_solver},
                                    {"proved_optimal", c.proved_optimal},
                                    {"time_limited", c.time_limited},
+                                   {"work_limited", c.work_limited},
                                    {"skipped_by_bound", c.skipped_by_bound},
                                    {"single_op", c.single_op},
                                    {"not_started", c.not_started},
@@ -189,8 +190,8 @@ int RunOptimize(const OptimizeOptions& options) {
   if (r.mode == OptimizeMode::kRoam) {
     std::ostringstream t;
     t << c.total << " total, " << c.sent_to_solver << " sent to a solver, " << c.proved_optimal
-      << " proved optimal, " << c.time_limited << " time-limited, " << c.skipped_by_bound
-      << " skipped (cannot lower the peak)";
+      << " proved optimal, " << c.work_limited << " work-limited, " << c.time_limited
+      << " time-limited, " << c.skipped_by_bound << " skipped (cannot lower the peak)";
     if (c.single_op > 0) t << ", " << c.single_op << " single-op (nothing to order)";
     if (c.not_started > 0) t << ", " << c.not_started << " not started (time)";
     if (c.solver_errors > 0) t << ", " << c.solver_errors << " solver errors (warm start kept)";
@@ -264,7 +265,8 @@ void AddOptimizeCommand(CLI::App& app, Action& action) {
           ->check(FiniteNumber(0, kMaxSeconds));
   options->leaf_time_limit_flag =
       cmd->add_option("--leaf-time-limit", options->leaf_time_limit_s,
-                      "Seconds the order ILP may spend on one leaf (default: "
+                      "Seconds the order ILP may spend on one leaf: an outer cap, the work limit "
+                      "planner.leaf_order.max_lp_iterations decides first (default: "
                       "planner.leaf_order.time_limit_s)")
           ->check(FiniteNumber(0, kMaxSeconds));
   options->alignment_flag = AddAlignmentOption(*cmd, options->alignment);

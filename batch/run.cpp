@@ -78,6 +78,7 @@ std::vector<std::pair<std::string, std::string>> OptimizerFigures(const Optimize
   add("leaves_sent_to_solver", std::to_string(c.sent_to_solver));
   add("leaves_proved_optimal", std::to_string(c.proved_optimal));
   add("leaves_time_limited", std::to_string(c.time_limited));
+  add("leaves_work_limited", std::to_string(c.work_limited));
   add("leaves_skipped_by_bound", std::to_string(c.skipped_by_bound));
   add("leaves_single_op", std::to_string(c.single_op));
   add("leaves_not_started", std::to_string(c.not_started));

@@ -154,9 +154,13 @@ std::vector<Field>* MakePlannerFields() {
       Flag(
           "planner.leaf_order.enabled", "solve leaf orders with the order ILP",
           [](auto& p) -> auto& { return p.planner.leaf_order.enabled; }),
+      Int(
+          "planner.leaf_order.max_lp_iterations", 0, kMaxBytes,
+          "simplex iterations the order ILP may spend on one leaf; 0 = no limit",
+          [](auto& p) -> auto& { return p.planner.leaf_order.max_lp_iterations; }),
       Number(
           "planner.leaf_order.time_limit_s", 0.0, kInf,
-          "seconds the order ILP may spend on one leaf",
+          "seconds the order ILP may spend on one leaf: an outer cap",
           [](auto& p) -> auto& { return p.planner.leaf_order.time_limit; }),
       Flag(
           "planner.leaf_order.contract", "merge ops that cannot change the peak into a neighbour",
@@ -200,6 +204,10 @@ std::vector<Field>* MakePlannerFields() {
           "planner.final_layout.max_nodes", 0, kMaxBytes,
           "search nodes for it; 0 = only the time limit",
           [](auto& p) -> auto& { return p.planner.final_layout.max_nodes; }),
+      Int(
+          "planner.final_layout.max_work", 0, kMaxBytes,
+          "buffers and sections its search may visit; 0 = no limit",
+          [](auto& p) -> auto& { return p.planner.final_layout.max_work; }),
       Flag(
           "planner.merge.slide_down", "after stacking, move buffers down into gaps",
           [](auto& p) -> auto& { return p.planner.merge.slide_down; }),

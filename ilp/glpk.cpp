@@ -110,11 +110,13 @@ struct CallbackState {
   std::optional<double> stop_at;
   const std::atomic<bool>* stop = nullptr;
   bool integral_objective = false;
-  double bound = -kInf;        // best bound seen in the tree
-  std::int64_t max_nodes = 0;  // 0: no limit
+  double bound = -kInf;                   // best bound seen in the tree
+  std::int64_t max_nodes = 0;             // 0: no limit
+  std::int64_t max_total_iterations = 0;  // 0: no limit
   bool stopped_by_us = false;
   bool proven_optimal = false;
   bool work_limited = false;
+  std::int64_t nodes = 0;  // created, as of the last callback
 };
 
 double RoundBound(double bound, bool integral) {
@@ -145,14 +147,16 @@ void Callback(glp_tree* tree, void* info) {
       return;
     }
   }
-  if (state->max_nodes > 0) {
-    int active = 0, current = 0, total = 0;
-    glp_ios_tree_size(tree, &active, &current, &total);
-    if (total >= state->max_nodes) {
-      state->stopped_by_us = state->work_limited = true;
-      glp_ios_terminate(tree);
-      return;
-    }
+  int active = 0, current = 0, total = 0;
+  glp_ios_tree_size(tree, &active, &current, &total);
+  state->nodes = total;
+  const bool out_of_nodes = state->max_nodes > 0 && total >= state->max_nodes;
+  const bool out_of_iterations =
+      state->max_total_iterations > 0 && glp_get_it_cnt(prob) >= state->max_total_iterations;
+  if (out_of_nodes || out_of_iterations) {
+    state->stopped_by_us = state->work_limited = true;
+    glp_ios_terminate(tree);
+    return;
   }
   if (Clock::now() >= state->deadline || (state->stop != nullptr && state->stop->load())) {
     state->stopped_by_us = true;
@@ -460,6 +464,7 @@ SolveResult Problem::Solve(const SolveParams& params,
   state.stop = params.stop;
   state.integral_objective = integral_objective;
   state.max_nodes = params.max_nodes;
+  state.max_total_iterations = params.max_total_lp_iterations;
 
   // Root LP first (glp_intopt's own MIP presolver renumbers the columns, which would make
   // the warm start unusable in the callback), then branch-and-cut on the original columns.
@@ -477,9 +482,9 @@ SolveResult Problem::Solve(const SolveParams& params,
     // none; where no valid basis was left, from the standard one.
     // The iteration limit is over all slices: GLPK's it_lim counts from the problem's own
     // iteration counter, which the slices keep adding to.
-    const std::int64_t it_cap = params.max_lp_iterations > 0
-                                    ? std::min<std::int64_t>(params.max_lp_iterations, INT_MAX)
-                                    : std::int64_t{INT_MAX};
+    std::int64_t it_cap = INT_MAX;
+    for (const std::int64_t cap : {params.max_lp_iterations, params.max_total_lp_iterations})
+      if (cap > 0) it_cap = std::min(it_cap, cap);
     auto spent = [&] { return static_cast<std::int64_t>(glp_get_it_cnt(prob_)); };
     auto slice_limits = [&] {
       smcp.tm_lim = RemainingMs(deadline);
@@ -523,6 +528,8 @@ SolveResult Problem::Solve(const SolveParams& params,
       ret = glp_intopt(prob_, &iocp);
       mip_status = glp_mip_status(prob_);
     }
+    // glp_intopt solves every node's LP on prob_ itself, so its counter holds them all.
+    result.lp_iterations = glp_get_it_cnt(prob_);
   });
   if (!glpk_ok) {  // the environment, and prob_ with it, is gone
     prob_ = nullptr;
@@ -541,6 +548,7 @@ SolveResult Problem::Solve(const SolveParams& params,
   result.status = mapped.status;
   result.glpk_return = ret;
   result.work_limited = state.work_limited;
+  result.nodes = state.nodes;
   const bool glpk_solution = mip_status == GLP_OPT || mip_status == GLP_FEAS;
   if (glpk_solution && result.status != ModelStatus::kError) {
     result.values.resize(U(n));

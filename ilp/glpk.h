@@ -54,6 +54,11 @@ struct SolveParams {
   // subproblem created. Stopping at either reads as stopping at the time limit.
   std::int64_t max_lp_iterations = 0;
   std::int64_t max_nodes = 0;
+  // Simplex iterations over the whole solve, the root LP's and every node's (0: none). Unlike
+  // nodes, they grow with the LPs' size and the search's effort alike: on the optimizer's leaf
+  // order ILPs GLPK did 4,600-18,000 iterations a second where it did 1-2,000 nodes in 2 s on
+  // some leaves and 250 on others (perf/RESULTS.md, "Leaf order ILPs bounded by work").
+  std::int64_t max_total_lp_iterations = 0;
   double mip_gap = 0.0;  // stop once (incumbent - bound) / |incumbent| is at most this
   bool presolve = true;  // GLPK's LP presolver for the root relaxation
   bool cuts = true;      // Gomory, MIR, cover and clique cuts
@@ -84,6 +89,10 @@ struct SolveResult {
   double gap = std::numeric_limits<double>::infinity();  // relative, 0 when proven optimal
   double seconds = 0.0;
   bool work_limited = false;  // a work limit (not the clock) ended the search early
+  // The work spent: simplex iterations (the root LP's and every node's) and branch-and-bound
+  // nodes created, for reports and for choosing work limits.
+  std::int64_t lp_iterations = 0;
+  std::int64_t nodes = 0;
   // The root LP's row duals, one per row, where it was solved to optimality (else empty):
   // Problem::DualBound turns them into a bound that holds whatever GLPK's numerics, where
   // GLPK's own objective and bound may not be trusted.

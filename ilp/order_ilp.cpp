@@ -514,11 +514,13 @@ OrderIlpResult SolveOrderIlp(const Graph& graph, const MemoryModel& model, const
                      std::max(lower, inc_peak));
   const std::int64_t ub_units = (inc_peak - c.through_bytes) / unit;
   const std::int64_t lb_units = (lower - c.through_bytes + unit - 1) / unit;
-  if (const std::int64_t estimate = EstimateNonzeros(x); estimate > params.max_nonzeros)
+  if (const std::int64_t estimate = EstimateNonzeros(x); estimate > params.max_nonzeros) {
+    result.work_limited = true;  // a size limit: the same on any machine
     return keep_warm(ModelStatus::kFeasibleTimeLimit,
                      "model too large (about " + std::to_string(estimate) + " nonzeros, limit " +
                          std::to_string(params.max_nonzeros) + "): warm start kept",
                      lower);
+  }
 
   ModelBuilder build(x);
   build.AddOrderRows();
@@ -552,6 +554,9 @@ OrderIlpResult SolveOrderIlp(const Graph& graph, const MemoryModel& model, const
   result.call = solved.call;
   result.from_warm_start = solved.from_incumbent;
   result.note = solved.message;
+  result.lp_iterations = solved.lp_iterations;
+  result.bb_nodes = solved.nodes;
+  result.work_limited = solved.work_limited;
   if (!solved.has_solution) throw std::logic_error("order ILP: no solution despite warm start");
 
   std::vector<int> node_step(U(c.n), -1);

@@ -59,6 +59,12 @@ struct OrderIlpResult {
   int columns = 0, rows = 0;
   std::int64_t nonzeros = 0;
   std::vector<Step> steps;  // multi-stream: step of each op of `order`
+  // GLPK's work (SolveResult): simplex iterations and branch-and-bound nodes. work_limited:
+  // a limit that does not read the clock (GLPK's work limits, max_nonzeros) ended the search,
+  // so the answer is the same on any machine.
+  std::int64_t lp_iterations = 0;
+  std::int64_t bb_nodes = 0;
+  bool work_limited = false;
   double seconds = 0.0;
   std::string note;
 };

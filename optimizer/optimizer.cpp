@@ -33,7 +33,8 @@ struct LeafSlot {
   std::vector<OpId> order;
   Bytes warm_peak = 0, peak = 0, forced = 0;
   bool sent = false, not_started = false, solver_error = false;
-  std::string error;  // the solver's message when solver_error
+  bool work_limited = false;  // the solver stopped at its work limit, not the clock
+  std::string error;          // the solver's message when solver_error
   ilp::ModelStatus status = ilp::ModelStatus::kError;
   Outcome outcome = Outcome::kHeuristic;
 };
@@ -211,6 +212,7 @@ class Run {
     layout::LayoutParams p;
     p.time_limit_s = limit;
     p.max_nodes = params_.final_layout.max_nodes;
+    p.max_work = params_.final_layout.max_work;
     p.stop = control_.stop;
     p.search = params_.final_layout.search;
     const layout::LayoutResult r = best.Search(p);
@@ -261,6 +263,7 @@ class Run {
     }
     ilp::OrderIlpParams p;
     p.solve.time_limit_s = std::min(params_.leaf_order.time_limit, remaining);
+    p.solve.max_total_lp_iterations = params_.leaf_order.max_lp_iterations;
     p.contract = params_.leaf_order.contract;
     p.symmetry_breaking = params_.leaf_order.symmetry_breaking;
     p.max_nonzeros = params_.leaf_order.max_nonzeros;
@@ -270,6 +273,7 @@ class Run {
             ? control_.leaf_order_solver(graph_, model_, deps_, leaf, slot.order, p)
             : ilp::SolveOrderIlp(graph_, model_, deps_, leaf, slot.order, p);
     slot.status = r.status;
+    slot.work_limited = r.work_limited;
     if (r.call == ilp::CallOutcome::kError || r.status == ilp::ModelStatus::kError) {
       // Whatever a failed call returned is not trusted: the leaf keeps its warm start.
       slot.solver_error = true;
@@ -386,7 +390,7 @@ class Run {
       if (slot.outcome == Outcome::kOptimal) ++counts.proved_optimal;
       if (slot.status == ilp::ModelStatus::kFeasibleTimeLimit ||
           slot.status == ilp::ModelStatus::kNoSolutionTimeLimit)
-        ++counts.time_limited;
+        ++(slot.work_limited ? counts.work_limited : counts.time_limited);
     }
     if (params_.leaf_order.enabled &&
         counts.sent_to_solver + counts.skipped_by_bound + counts.not_started + counts.single_op !=

@@ -34,7 +34,8 @@ struct LeafCounts {
   int total = 0;
   int sent_to_solver = 0;    // order ILP ran
   int proved_optimal = 0;    // the solver proved the leaf's order optimal
-  int time_limited = 0;      // the solver ran out of time
+  int time_limited = 0;      // the solver ran out of time (the clock: depends on the machine)
+  int work_limited = 0;      // the solver spent its work limit (the same on any machine)
   int skipped_by_bound = 0;  // could not lower the whole graph's peak (bound shortcut)
   int single_op = 0;         // one op: nothing to order
   int not_started = 0;       // the run's time limit or an interrupt came first

@@ -41,13 +41,18 @@ inline bool ParseStreams(std::string_view text, Streams* streams) {
 // The order ILP on each leaf (ilp/order_ilp.h).
 struct LeafOrderParams {
   bool enabled = true;
-  // Seconds GLPK may spend on one leaf. 2: in the ILP benchmarks every leaf GLPK closed took
-  // at most 2.2 s on a loaded machine and it closes no 100-op window in 20 s (perf/RESULTS.md,
-  // "ILP"); on the presets every leaf it closes closes well within 2 s (ViT-B/16, VGG-11 and
-  // MobileNetV2 give the same plans and labels at 2 and 2.5 s), and longer only delays the
-  // plan: ViT-B/16 at batch 1 runs its 4 unclosable peak leaves in two rounds (4.3 s against
-  // 5.3 s end to end at 2.5).
-  double time_limit = 2.0;
+  // Simplex iterations GLPK may spend on one leaf, its root LP's and every branch-and-bound
+  // node's (0: no bound but the time limit): the bound that decides, so that the same input
+  // gives the same plan on any machine. Iterations, not nodes: on the presets' leaves a node
+  // cost up to 17 times more on one leaf than on another, an iteration up to 4 times. 20,000:
+  // of the twelve presets' leaves GLPK closed in 2 s, all but one took at most 7,902 (that one
+  // 20,544, its warm start already optimal); GLPK does 4,600-18,000 a second on them, so the
+  // limit is 1-4 s where the 2 s time limit was (perf/RESULTS.md, "Leaf order ILPs bounded by
+  // work").
+  std::int64_t max_lp_iterations = 20'000;
+  // Seconds for one leaf: an outer cap, for a machine much slower or busier than the one the
+  // work limit was measured on; a leaf it stops is counted time-limited.
+  double time_limit = 10.0;
   // The order ILP's exact reductions and its size cap (ilp/order_ilp.h, docs/ilp.md): switches
   // for comparisons; every combination is exact but the cap.
   bool contract = true;
@@ -96,6 +101,12 @@ struct FinalLayoutParams {
   // Nodes the pass may spend (0: no bound but the time limit): the bound that decides, so that
   // the same input gives the same plan on any machine; the time limit is an outer cap.
   std::int64_t max_nodes = 20'000;
+  // Buffers and sections the search may visit (layout::LayoutParams::max_work; 0: no bound).
+  // A node's cost grows with the buffers (3-304 us from 250 to 8,000, docs/layout.md, "Work
+  // limits"), so on a whole graph of thousands of buffers 20,000 nodes could outlast the time
+  // limit; at 5-17 ns a unit, 200 million are 1-3.4 s. Where the pass ran on the presets
+  // (batch 1, 8 and 32) it visited at most 6 million, one node per buffer, in 0.04 s.
+  std::int64_t max_work = 200'000'000;
   // The search's switches in this pass. Its bottom-left branching is off: every preset's
   // whole-graph layout reached max-live without it, and with it the pass took 1 s instead of
   // 0.07 s on ViT-B/16 at batch 1 (perf/RESULTS.md, "Optimizer").
@@ -121,11 +132,11 @@ struct OptimizerParams {
   bool defer_update_tails = true;
   // Seconds of the run kept back from GLPK: no leaf ILP starts with less than this left, and
   // model mode's ILPs end this much before the deadline. GLPK looks at its time limit between
-  // branch-and-bound nodes and, since its root LP runs in 200 ms slices, within about that
-  // much: with 0.3 s ViT-B/16 at batch 1, VGG-11 at 32 and MobileNetV2 at 1 with every leaf
-  // sent ended within 0.01 s of --time-limit 2, 3 and 5 (perf/RESULTS.md, "Deadlines"). Before
-  // the slices it overshot by up to 3 s, and this was 3 (no leaf ever started under a 3 s
-  // limit).
+  // branch-and-bound nodes and, in its root LP, between slices of 5,000 simplex iterations
+  // (200 ms slices when this was measured): with 0.3 s ViT-B/16 at batch 1, VGG-11 at 32 and
+  // MobileNetV2 at 1 with every leaf sent ended within 0.01 s of --time-limit 2, 3 and 5
+  // (perf/RESULTS.md, "Deadlines"). Before the slices it overshot by up to 3 s, and this was 3 (no
+  // leaf ever started under a 3 s limit).
   double solver_overshoot = 0.5;
   PartitionParams partition;
   LeafOrderParams leaf_order;

@@ -45,9 +45,9 @@ planner:
   alignment: 256
   bound_shortcut: false
   partition: {node_limit: 100, alpha: 3, delay_radius: 0.5, update_placement: at-end}
-  leaf_order: {enabled: false, time_limit_s: 2.5}
+  leaf_order: {enabled: false, time_limit_s: 2.5, max_lp_iterations: 7000}
   leaf_layout: {time_limit_s: 1.5, max_storages: 9, search: {bottom_left: true, random_preorders: 0}}
-  final_layout: {search: {bottom_left: true, backjumping: false, initial_node_limit: 500}}
+  final_layout: {max_work: 12345, search: {bottom_left: true, backjumping: false, initial_node_limit: 500}}
 )",
                                  "c.yaml");
   EXPECT_EQ(c.model.n_layer, 2);
@@ -67,6 +67,7 @@ planner:
   EXPECT_EQ(c.planner.partition.update_placement, UpdatePlacement::kAtEnd);
   EXPECT_FALSE(c.planner.leaf_order.enabled);
   EXPECT_DOUBLE_EQ(c.planner.leaf_order.time_limit, 2.5);
+  EXPECT_EQ(c.planner.leaf_order.max_lp_iterations, 7000);
   EXPECT_TRUE(c.planner.leaf_layout.enabled);
   EXPECT_DOUBLE_EQ(c.planner.leaf_layout.time_limit, 1.5);
   EXPECT_EQ(c.planner.leaf_layout.max_storages, 9);
@@ -76,6 +77,7 @@ planner:
   EXPECT_TRUE(c.planner.final_layout.search.bottom_left);
   EXPECT_FALSE(c.planner.final_layout.search.backjumping);
   EXPECT_EQ(c.planner.final_layout.search.initial_node_limit, 500);
+  EXPECT_EQ(c.planner.final_layout.max_work, 12345);
 }
 
 // The merge's and the order ILP's switches and model mode's share, reachable from a config.

@@ -237,6 +237,38 @@ TEST(Glpk, ANodeLimitGivesTheSameAnswerEveryTimeAndReadsAsATimeLimit) {
   EXPECT_LE(first.best_bound, whole.objective + 1e-9);
 }
 
+// The whole solve's iteration limit counts the root LP's iterations and every node's: it stops
+// branch and bound after the same work every time, past the root, and the work is reported.
+TEST(Glpk, AWholeSolveIterationLimitStopsBranchAndBoundAfterTheSameWorkEveryTime) {
+  SolveParams params;
+  params.cuts = false;
+  params.time_limit_s = 600;  // never binding: the work limit decides
+  const SolveResult whole = Knapsack().Solve(params);
+  ASSERT_EQ(whole.status, ModelStatus::kOptimal);
+  EXPECT_FALSE(whole.work_limited);
+  ASSERT_GT(whole.nodes, 20);  // a real search, so half its iterations end inside the tree
+  ASSERT_GT(whole.lp_iterations, whole.nodes);
+  params.max_total_lp_iterations = whole.lp_iterations / 2;
+  const SolveResult first = Knapsack().Solve(params), second = Knapsack().Solve(params);
+  EXPECT_TRUE(first.work_limited);
+  EXPECT_NE(first.status, ModelStatus::kOptimal);
+  EXPECT_GE(first.lp_iterations, params.max_total_lp_iterations);
+  EXPECT_LT(first.lp_iterations, whole.lp_iterations);
+  EXPECT_GT(first.nodes, 1);  // stopped inside the tree, not in the root LP
+  EXPECT_EQ(first.lp_iterations, second.lp_iterations);
+  EXPECT_EQ(first.nodes, second.nodes);
+  EXPECT_EQ(first.status, second.status);
+  EXPECT_EQ(first.values, second.values);
+  EXPECT_EQ(first.best_bound, second.best_bound);
+  EXPECT_LE(first.best_bound, whole.objective + 1e-9);
+  // A limit below the root LP's iterations stops the root LP, as max_lp_iterations does.
+  params.presolve = false;
+  params.max_total_lp_iterations = 1;
+  const SolveResult root = Knapsack().Solve(params);
+  EXPECT_TRUE(root.work_limited);
+  EXPECT_EQ(root.status, ModelStatus::kNoSolutionTimeLimit);
+}
+
 TEST(Glpk, AnIterationLimitStopsTheRootLpAsATimeLimitWithoutASolution) {
   SolveParams params;
   params.presolve = false;

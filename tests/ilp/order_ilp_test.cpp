@@ -280,14 +280,26 @@ TEST(OrderIlp, MultiStreamConcurrencyLimitMatchesBruteForce) {
   EXPECT_GT(checked, 8);
 }
 
-TEST(OrderIlp, ATimeLimitedSolveReturnsAValidIncumbent) {
+// A 150-op random graph whose order ILP GLPK does not close in a moment.
+struct HardInstance {
+  Graph graph;
+  MemoryModel model;
+  Dependencies deps;
+};
+HardInstance MakeHardInstance() {
   std::mt19937_64 rng(31);
   RandomGraphOptions options;
   options.ops = 150;
   options.max_inputs = 2;
-  Graph graph = RandomGraph(rng, options);
-  MemoryModel model = BuildMemoryModel(graph, 1);
-  Dependencies deps = BuildDependencies(graph);
+  HardInstance hard{RandomGraph(rng, options), {}, {}};
+  hard.model = BuildMemoryModel(hard.graph, 1);
+  hard.deps = BuildDependencies(hard.graph);
+  return hard;
+}
+
+TEST(OrderIlp, ATimeLimitedSolveReturnsAValidIncumbent) {
+  const HardInstance hard = MakeHardInstance();
+  const auto& [graph, model, deps] = hard;
   OrderIlpParams params;
   params.solve.time_limit_s = 0.02;
   OrderIlpResult r = SolveOrderIlp(graph, model, deps, WholeGraph(graph, model), {}, params);
@@ -298,6 +310,36 @@ TEST(OrderIlp, ATimeLimitedSolveReturnsAValidIncumbent) {
   EXPECT_LE(r.peak, r.warm_start_peak);
   EXPECT_GT(r.gap, 0.0);
   EXPECT_LT(r.seconds, 10.0);
+}
+
+// Stopped by its work limit, the solve returns the same order and bound every time and says it
+// was the work limit; so does a model over the nonzero cap, which is never built.
+TEST(OrderIlp, AWorkLimitedSolveIsTheSameEveryTimeAndSaysSo) {
+  const HardInstance hard = MakeHardInstance();
+  const auto& [graph, model, deps] = hard;
+  OrderIlpParams params;
+  params.solve.time_limit_s = 600;  // an outer cap that never binds here
+  params.solve.max_total_lp_iterations = 3000;
+  const Subgraph whole = WholeGraph(graph, model);
+  const OrderIlpResult first = SolveOrderIlp(graph, model, deps, whole, {}, params);
+  const OrderIlpResult second = SolveOrderIlp(graph, model, deps, whole, {}, params);
+  ASSERT_TRUE(first.model_built);
+  EXPECT_TRUE(first.work_limited);
+  EXPECT_EQ(first.status, ModelStatus::kFeasibleTimeLimit);
+  EXPECT_GE(first.lp_iterations, 3000);
+  EXPECT_EQ(first.lp_iterations, second.lp_iterations);
+  EXPECT_EQ(first.bb_nodes, second.bb_nodes);
+  EXPECT_EQ(first.order, second.order);
+  EXPECT_EQ(first.lower_bound, second.lower_bound);
+  ASSERT_EQ(CheckTopological(graph, deps, first.order), "");
+  EXPECT_EQ(first.peak, TheoreticalPeak(graph, model, first.order));
+
+  params.max_nonzeros = 1;
+  const OrderIlpResult capped = SolveOrderIlp(graph, model, deps, whole, {}, params);
+  EXPECT_FALSE(capped.model_built);
+  EXPECT_TRUE(capped.work_limited);
+  EXPECT_TRUE(capped.from_warm_start);
+  EXPECT_EQ(capped.status, ModelStatus::kFeasibleTimeLimit);
 }
 
 }  // namespace

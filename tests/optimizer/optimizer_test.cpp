@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -33,6 +35,11 @@ const std::string kConfigs = ROAM_CONFIGS_DIR;
 Graph SmallGpt() {
   return Preset("gpt2-small.yaml", {"model.n_layer=1", "model.seq_len=32", "model.n_embd=64",
                                     "model.n_head=2", "model.vocab=256"});
+}
+
+// A two-layer ViT at batch 1: GLPK closes some of its leaves in a moment, not all.
+Graph SmallVit() {
+  return Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2", "model.image_size=64"});
 }
 
 OptimizerParams EveryLeafToTheSolver() {
@@ -121,8 +128,7 @@ TEST(Optimizer, TheSamePlanAtOneAndTwoThreadsWhenEveryLeafIsSolvedToOptimality) 
 // A leaf solver that runs out of time keeps its incumbent; the plan stays valid and no part is
 // called optimal without a proof.
 TEST(Optimizer, LeavesThatRunOutOfTimeStillGiveAValidPlan) {
-  const Graph graph =
-      Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2", "model.image_size=64"});
+  const Graph graph = SmallVit();
   OptimizerParams params;
   params.bound_shortcut = false;
   params.leaf_order.time_limit = 0.01;
@@ -131,6 +137,41 @@ TEST(Optimizer, LeavesThatRunOutOfTimeStillGiveAValidPlan) {
   ExpectTruthful(graph, r);
   EXPECT_GT(r.leaves.sent_to_solver, 0);
   EXPECT_LT(r.leaves.proved_optimal, r.leaves.sent_to_solver);
+}
+
+// Leaves that stop at their work limit give the same plan whatever the threads and however
+// long each solve takes: a leaf solver slowed by a different delay on each call (a loaded
+// machine, leaves finishing in another order) changes nothing, since no solve is bounded by
+// the clock.
+TEST(Optimizer, LeavesStoppedByTheirWorkLimitGiveTheSamePlanOnASlowMachine) {
+  const Graph graph = SmallVit();
+  OptimizerParams params;
+  params.bound_shortcut = false;
+  params.leaf_order.max_lp_iterations = 300;
+  params.leaf_order.time_limit = 600;  // an outer cap that never binds here
+  params.time_limit = 0;
+  params.threads = 1;
+  const OptimizeResult one = Optimize(graph, params);
+  ASSERT_GT(one.leaves.work_limited, 0);
+  EXPECT_EQ(one.leaves.time_limited, 0);
+  EXPECT_FALSE(one.time_limit_hit);  // a work limit is no deadline
+
+  std::atomic<int> calls{0};
+  RunControl slow;
+  slow.leaf_order_solver = [&](const Graph& g, const MemoryModel& model, const Dependencies& deps,
+                               const Subgraph& leaf, std::span<const OpId> warm,
+                               const ilp::OrderIlpParams& p) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(7 * (calls.fetch_add(1) % 4)));
+    return ilp::SolveOrderIlp(g, model, deps, leaf, warm, p);
+  };
+  params.threads = 2;
+  const OptimizeResult two = Optimize(graph, params, slow);
+  EXPECT_GT(calls.load(), 1);
+  EXPECT_EQ(two.leaves.work_limited, one.leaves.work_limited);
+  EXPECT_EQ(two.leaves.proved_optimal, one.leaves.proved_optimal);
+  EXPECT_EQ(one.plan.order, two.plan.order);
+  EXPECT_EQ(one.plan.buffers, two.plan.buffers);
+  ExpectTruthful(graph, two);
 }
 
 // A solver that fails inside one leaf (a GLPK error) must not take the run down or leak a
@@ -167,8 +208,7 @@ TEST(Optimizer, AGlpkErrorInOneLeafKeepsItsWarmStartAndTheRestIsSolved) {
 
 // With no time at all no leaf is started: the plan is the best start, labelled as such.
 TEST(Optimizer, NoTimeLeftMeansNoLeafStartsAndTheStartIsReturned) {
-  const Graph graph =
-      Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2", "model.image_size=64"});
+  const Graph graph = SmallVit();
   OptimizerParams params;
   params.bound_shortcut = false;
   params.time_limit = 0.001;
@@ -184,8 +224,7 @@ TEST(Optimizer, NoTimeLeftMeansNoLeafStartsAndTheStartIsReturned) {
 
 // An interrupt stops the solvers; the best plan so far is valid and says it was interrupted.
 TEST(Optimizer, AnInterruptGivesTheBestValidPlanSoFar) {
-  const Graph graph =
-      Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2", "model.image_size=64"});
+  const Graph graph = SmallVit();
   OptimizerParams params;
   params.bound_shortcut = false;
   params.leaf_order.time_limit = 60;
@@ -250,7 +289,8 @@ TEST_F(OptimizeCli, JsonHasTheSummaryTheBoundTheBaselinesAndTheLeaves) {
   EXPECT_EQ(doc["order"], "optimal");
   EXPECT_EQ(doc["baselines"][0]["name"], "pytorch");
   EXPECT_EQ(doc["baselines"][1]["name"], "heuristic");
-  for (const char* key : {"total", "sent_to_solver", "proved_optimal", "time_limited"})
+  for (const char* key :
+       {"total", "sent_to_solver", "proved_optimal", "time_limited", "work_limited"})
     EXPECT_TRUE(doc["leaves"].contains(key)) << key;
   auto g = testing::RunRoam({"export-graph", kConfigs + "/resnet50.yaml", "--set", "model.batch=1",
                              "-o", Path("g.json")});

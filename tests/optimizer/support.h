@@ -39,7 +39,8 @@ inline void ExpectTruthful(const Graph& graph, const OptimizeResult& r) {
     const LeafCounts& c = r.leaves;
     EXPECT_EQ(c.sent_to_solver + c.skipped_by_bound + c.not_started + c.single_op, c.total)
         << "every leaf is sent, skipped, not started or a single op";
-    EXPECT_LE(c.proved_optimal + c.time_limited + c.solver_errors, c.sent_to_solver);
+    EXPECT_LE(c.proved_optimal + c.time_limited + c.work_limited + c.solver_errors,
+              c.sent_to_solver);
   }
 }
 
