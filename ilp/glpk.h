@@ -56,8 +56,8 @@ struct SolveParams {
   std::int64_t max_nodes = 0;
   // Simplex iterations over the whole solve, the root LP's and every node's (0: none). Unlike
   // nodes, they grow with the LPs' size and the search's effort alike: on the optimizer's leaf
-  // order ILPs GLPK did 4,600-18,000 iterations a second where it did 1-2,000 nodes in 2 s on
-  // some leaves and 250 on others (perf/RESULTS.md, "Leaf order ILPs bounded by work").
+  // order ILPs GLPK did 4,600-18,000 iterations a second, but from 247 to 4,147 nodes in 2 s
+  // (perf/RESULTS.md, "Leaf order ILPs bounded by work").
   std::int64_t max_total_lp_iterations = 0;
   double mip_gap = 0.0;  // stop once (incumbent - bound) / |incumbent| is at most this
   bool presolve = true;  // GLPK's LP presolver for the root relaxation
