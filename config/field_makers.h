@@ -46,20 +46,21 @@ Field Int(std::string key, std::int64_t min, std::int64_t max, std::string doc, 
 inline constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
 
 // A number in [min, max]; [0, inf) reads as "must not be negative".
+inline double NumberIn(const Reader& r, const YAML::Node& v, const std::string& path, double min,
+                       double max) {
+  if (min == 0.0 && max == std::numeric_limits<double>::infinity()) return r.NonNegative(v, path);
+  const double x = r.Number(v, path);
+  if (x < min || x > max)
+    r.Fail(path, v,
+           "must be in [" + FormatNumber(min) + ", " + FormatNumber(max) + "], got " + v.Scalar());
+  return x;
+}
+
 template <typename Get>
 Field Number(std::string key, double min, double max, std::string doc, Get get) {
   return {std::move(key), std::move(doc),
           [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
-            if (min == 0.0 && max == std::numeric_limits<double>::infinity()) {
-              get(p) = r.NonNegative(v, path);
-              return;
-            }
-            const double x = r.Number(v, path);
-            if (x < min || x > max)
-              r.Fail(path, v,
-                     "must be in [" + FormatNumber(min) + ", " + FormatNumber(max) + "], got " +
-                         v.Scalar());
-            get(p) = x;
+            get(p) = NumberIn(r, v, path, min, max);
           },
           [=](const Planning& p) { return FormatNumber(get(p)); }};
 }
@@ -119,16 +120,16 @@ Field Names(std::string key, std::span<const std::string_view> names, const char
           }};
 }
 
-// A non-empty list of non-negative numbers.
+// A non-empty list of numbers, each in [min, max].
 template <typename Get>
-Field Numbers(std::string key, std::string doc, Get get) {
+Field Numbers(std::string key, double min, double max, std::string doc, Get get) {
   return {std::move(key), std::move(doc),
           [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
             if (!v.IsSequence() || v.size() == 0)
               r.Fail(path, v, "must be a non-empty list of numbers, e.g. [0, 0.5, 1]");
             std::vector<double> values;
             for (size_t i = 0; i < v.size(); ++i)
-              values.push_back(r.NonNegative(v[i], path + "[" + std::to_string(i) + "]"));
+              values.push_back(NumberIn(r, v[i], path + "[" + std::to_string(i) + "]", min, max));
             get(p) = values;
           },
           [=](const Planning& p) {

@@ -118,10 +118,11 @@ const std::vector<Field>& RematFields() {
           "where segments are cut: insensitive, ops or both",
           [](auto& p) -> auto& { return p.remat.checkpoint.cuts; }),
       Numbers(
-          "remat.lookahead.exponents", "span exponents of its drop score",
+          "remat.lookahead.exponents", 0.0, kInf, "span exponents of its drop score",
           [](auto& p) -> auto& { return p.remat.lookahead.exponents; }),
       Numbers(
-          "remat.lookahead.target_slacks", "targets above the budget (fractions) simulated",
+          "remat.lookahead.target_slacks", 0.0, kInf,
+          "targets above the budget (fractions) simulated",
           [](auto& p) -> auto& { return p.remat.lookahead.target_slacks; }),
       Int(
           "remat.lookahead.target_retries", 0, kMaxInt,
@@ -311,10 +312,10 @@ const std::vector<Field>& RematFields() {
       Int(
           "remat.fit.retries", 0, kMaxInt, "reruns at a lower target when the arena misses",
           [](auto& p) -> auto& { return p.remat.fit.retries; }),
-      Number(
-          "remat.fit.retry_step", 0.0, 1.0,
-          "fraction of the arena's excess a retry lowers the target by",
-          [](auto& p) -> auto& { return p.remat.fit.retry_step; }),
+      Numbers(
+          "remat.fit.retry_steps", 0.0, 1.0,
+          "fractions of the arena's excess a retry lowers the target by, one descent each",
+          [](auto& p) -> auto& { return p.remat.fit.retry_steps; }),
       Int(
           "remat.fit.refine_retries", 0, kMaxInt,
           "bisections of the targets between a retry that missed and one that fit",

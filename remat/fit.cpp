@@ -212,8 +212,8 @@ void RepackMisses(const Context& ctx, Bytes budget, const RematParams& params,
 
 // fit.refine_retries: a retry at target `fitted` laid out within the budget after one at
 // `missed` did not. A schedule's arena is not monotone in its target and the retries step down
-// by half the excess, so the targets between are bisected, each run from the greedy's schedule
-// at the miss, and best becomes the cheapest fit (Better).
+// by a fraction of the excess, so the targets between are bisected, each run from the greedy's
+// schedule at the miss, and best becomes the cheapest fit (Better).
 void RefineTarget(const Context& ctx, Bytes budget, const RematParams& params, const Preset& preset,
                   bool is_best, const Shared& shared, Bytes missed, Bytes fitted,
                   const Schedule& greedy_at_miss, Laid& best, std::vector<Laid>& misses) {
@@ -229,14 +229,67 @@ void RefineTarget(const Context& ctx, Bytes budget, const RematParams& params, c
   }
 }
 
+// The target after a miss at `target` by a schedule of theoretical peak `theoretical` whose
+// arena is `actual`: below that peak (a schedule that met the old target with room to spare
+// would otherwise come back unchanged), by `step` of the arena's excess, at least a byte.
+Bytes NextTarget(Bytes target, Bytes theoretical, Bytes actual, Bytes budget, double step) {
+  const auto excess = static_cast<Bytes>(step * static_cast<double>(actual - budget));
+  return std::min(target, theoretical) - std::max<Bytes>(1, excess);
+}
+
+// Where the first attempt missed the budget: what each descent of fit.retry_steps starts from.
+struct Opening {
+  Bytes theoretical = 0;  // the first schedule's theoretical peak
+  Bytes actual = 0;       // and its arena
+  Schedule greedy_state;  // the greedy's schedule after it
+};
+
+// One descent of the fit loop's retries, at one step.
+struct Descent {
+  std::optional<Bytes> missed_at;  // the lowest target that missed
+  Schedule greedy_at_miss;         // the greedy's schedule after it
+  Bytes target = 0;                // the last target tried
+  bool fitted = false;             // its schedule fit the budget
+};
+
+// Attempts `first` to fit.retries of one descent from `target`, each at `step` below the last,
+// until one fits; best becomes the better plan (Better) and misses collects the layouts
+// repacking may rescue. opening (first attempt only): set where that attempt missed.
+Descent Descend(const Context& ctx, Bytes budget, const RematParams& params, const Preset& preset,
+                bool is_best, Shared shared, double step, int first, Descent d,
+                Schedule& greedy_state, std::optional<Laid>& best, std::vector<Laid>& misses,
+                std::optional<Opening>* opening) {
+  for (int attempt = first; attempt <= params.fit.retries; ++attempt) {
+    Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
+    MethodResult r = RunPreset(call, preset, d.target);
+    shared.greedy = nullptr;
+    const Bytes reached = r.peak;
+    Laid l = LayOutSchedule(ctx, std::move(r), budget, params, shared.memo);
+    const Bytes theoretical = l.eval.peak, actual = l.actual;
+    d.fitted = l.measured <= budget;
+    const bool dearer = !Cheaper(l.eval.recompute_cost, shared.cost_to_beat);
+    if (RepackMay(l, budget, params)) misses.push_back(l);
+    if (!best || Better(l, *best, budget)) best = std::move(l);
+    // A lower target recomputes more as a rule, so past the plan to beat nothing is gained.
+    if (d.fitted || reached > d.target || dearer || ctx.deadline.Expired()) break;
+    d.missed_at = d.target;
+    d.greedy_at_miss = greedy_state;
+    if (opening != nullptr && attempt == 0) *opening = Opening{theoretical, actual, greedy_state};
+    d.target = NextTarget(d.target, theoretical, actual, budget, step);
+  }
+  return d;
+}
+
 }  // namespace
 
 // The fit loop for one preset: the methods meet a target on the theoretical peak; the layout
-// may need more, so the target is lowered by the excess and the methods rerun (fit.retries);
-// where the first attempt missed, `best` tries its fallbacks. The plan's status and report.
+// may need more, so the target is lowered by the excess and the methods rerun (fit.retries,
+// one descent per fit.retry_steps); where the first attempt missed, `best` tries its fallbacks.
+// The plan's status and report.
 RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Schedule& greedy_state,
                 Shared shared) {
   if (shared.memo == nullptr) throw std::logic_error("remat: a fit loop outside a plan's memo");
+  if (params.fit.retry_steps.empty()) throw std::logic_error("remat: fit.retry_steps is empty");
   const auto started = std::chrono::steady_clock::now();
   const Preset preset = PresetOf(params);
   const bool is_best = params.method == "best";
@@ -246,44 +299,47 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   result.original_cost = ctx.original_cost;
   result.peak_lower_bound = ctx.peak_lower_bound;
 
-  Bytes target = budget;
   // best: no recomputation where an order alone fits; a method asked for by name runs as
   // itself, for comparisons.
   std::optional<Laid> best;
   if (is_best) best = WithoutRecomputation(ctx, budget, params);
   const bool reordered = best.has_value();
-  // The lowest target that missed and the greedy's schedule after it, for fit.refine_retries.
-  std::optional<Bytes> missed_at;
-  Schedule greedy_at_miss;
-  std::vector<Laid> misses;  // for fit.repack
-  for (int attempt = 0; !reordered && attempt <= params.fit.retries; ++attempt) {
-    Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
-    MethodResult r = RunPreset(call, preset, target);
-    shared.greedy = nullptr;
-    const Bytes reached = r.peak;
-    Laid l = LayOutSchedule(ctx, std::move(r), budget, params, shared.memo);
-    const Bytes theoretical = l.eval.peak, actual = l.actual, measured = l.measured;
-    const bool dearer = !Cheaper(l.eval.recompute_cost, shared.cost_to_beat);
-    if (RepackMay(l, budget, params)) misses.push_back(l);
-    if (!best || Better(l, *best, budget)) best = std::move(l);
-    // A lower target recomputes more as a rule, so past the plan to beat nothing is gained.
-    if (measured <= budget || reached > target || dearer || ctx.deadline.Expired()) break;
-    missed_at = target;
-    greedy_at_miss = greedy_state;
-    // Below the peak this schedule already reached: a schedule that met the old target with
-    // room to spare would otherwise come back unchanged.
-    const auto step =
-        static_cast<Bytes>(params.fit.retry_step * static_cast<double>(actual - budget));
-    target = std::min(target, theoretical) - std::max<Bytes>(1, step);
+  std::optional<Opening> opening;
+  // One descent at retry_steps[i]; its fit after a miss has the targets between bisected
+  // (fit.refine_retries), and its misses are repacked (fit.repack) before the next descent
+  // runs, so that a later descent's misses never take the repacking windows that rescued an
+  // earlier one's: adding a step never makes a plan dearer.
+  auto descend = [&](size_t i, int first, Descent d, Schedule& state, const Shared& s,
+                     std::optional<Opening>* opened) {
+    std::vector<Laid> misses;
+    d = Descend(ctx, budget, params, preset, is_best, s, params.fit.retry_steps[i], first,
+                std::move(d), state, best, misses, opened);
+    if (d.missed_at && d.fitted)
+      RefineTarget(ctx, budget, params, preset, is_best, s, *d.missed_at, d.target,
+                   d.greedy_at_miss, *best, misses);
+    RepackMisses(ctx, budget, params, misses, *best, shared.memo->repack, s.cost_to_beat);
+  };
+  if (!reordered) {
+    Descent d;
+    d.target = budget;
+    descend(0, 0, std::move(d), greedy_state, shared, &opening);
   }
-  // The loop ends at the first fit, so best fits only where the last attempt did.
-  if (missed_at && best->measured <= budget)
-    RefineTarget(ctx, budget, params, preset, is_best, shared, *missed_at, target, greedy_at_miss,
-                 *best, misses);
-  RepackMisses(ctx, budget, params, misses, *best, shared.memo->repack, shared.cost_to_beat);
-  if ((best->measured > budget || missed_at) && is_best &&
-      !params.fit.fallback_base_orders.empty() && budget >= ctx.peak_lower_bound &&
-      !ctx.deadline.Expired()) {
+  for (size_t i = 1; opening && i < params.fit.retry_steps.size(); ++i) {
+    if (ctx.deadline.Expired()) break;
+    Shared later = shared;
+    later.greedy = nullptr;  // the first attempt's only
+    if (best->measured <= budget)
+      later.cost_to_beat = std::min(shared.cost_to_beat, best->eval.recompute_cost);
+    Descent d;
+    d.missed_at = budget;
+    d.greedy_at_miss = opening->greedy_state;
+    d.target = NextTarget(budget, opening->theoretical, opening->actual, budget,
+                          params.fit.retry_steps[i]);
+    Schedule state = opening->greedy_state;
+    descend(i, 1, std::move(d), state, later, nullptr);
+  }
+  if ((best->measured > budget || opening) && is_best && !params.fit.fallback_base_orders.empty() &&
+      budget >= ctx.peak_lower_bound && !ctx.deadline.Expired()) {
     // The first attempt missed by the arena: the first fallback whose arena fits and that
     // costs less than the plan (where the retries found one) becomes the plan. After the
     // retries, so that they and their targets stay what they were; a fallback only replaces
@@ -297,7 +353,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
       Laid l = LayOutSchedule(ctx, std::move(f), budget, params, shared.memo);
       if (l.measured > budget) continue;
       best = std::move(l);
-      target = budget;
+      opening.reset();  // the plan is at the budget's own target
       break;
     }
   }
@@ -307,7 +363,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   result.status = result.feasible ? m.status : Status::kInfeasible;
   if (result.feasible && m.status == Status::kInfeasible) result.status = Status::kFeasible;
   // What the exact method proved about a budget it could not meet stays visible.
-  if (!result.feasible && target == budget &&
+  if (!result.feasible && !opening &&
       (m.status == Status::kInfeasibleProven || m.status == Status::kTimeLimit))
     result.status = m.status;
   result.timed_out = ctx.deadline.Expired();

@@ -164,6 +164,7 @@ remat:
   fit:
     by: theoretical
     retries: 2
+    retry_steps: [0.75, 0.125]
     refine_retries: 1
     search_time_limit_s: 0.5
     search_max_nodes: 1000
@@ -253,6 +254,7 @@ remat:
   EXPECT_TRUE(r.lookahead.whole_graph);
   EXPECT_TRUE(r.start_ties);
   EXPECT_EQ(r.fit.retries, 2);
+  EXPECT_EQ(r.fit.retry_steps, (std::vector<double>{0.75, 0.125}));
   EXPECT_EQ(r.fit.refine_retries, 1);
   EXPECT_DOUBLE_EQ(r.fit.search_time_limit_s, 0.5);
   EXPECT_EQ(r.fit.search_max_nodes, 1000);
@@ -281,6 +283,14 @@ TEST(ConfigRejects, BadRematKeysAndValuesNameTheField) {
                  {"remat.lookahead.exponents[1]", "must not be negative"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {lookahead: {target_slacks: 0.1}}"),
                  {"remat.lookahead.target_slacks", "non-empty list"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {fit: {retry_steps: [0.5, 1.5]}}"),
+                 {"conf.yaml", "remat.fit.retry_steps[1]", "must be in [0, 1], got 1.5"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}", {"remat.fit.retry_steps=[]"}),
+                 {"remat.fit.retry_steps", "--set remat.fit.retry_steps=[]", "non-empty list"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}", {"remat.fit.retry_steps=[nan]"}),
+                 {"remat.fit.retry_steps[0]", "must be a number"});
+  ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {fit: {retry_step: 0.5}}"),
+                 {"remat.fit.retry_step", "did you mean remat.fit.retry_steps?"});
   ExpectMentions(ErrorOf("model: {family: gpt2}", {"remat.base_order=nope"}),
                  {"remat.base_order", "--set remat.base_order=nope", "must be one of"});
   ExpectMentions(ErrorOf("model: {family: gpt2}\nremat: {greedy: {score: area}}"),
