@@ -266,7 +266,7 @@ void AddOptimizeCommand(CLI::App& app, Action& action) {
   options->leaf_time_limit_flag =
       cmd->add_option("--leaf-time-limit", options->leaf_time_limit_s,
                       "Seconds the order ILP may spend on one leaf: an outer cap, the work limit "
-                      "planner.leaf_order.max_lp_iterations decides first (default: "
+                      "planner.leaf_order.max_lp_iterations and max_lp_work decide first (default: "
                       "planner.leaf_order.time_limit_s)")
           ->check(FiniteNumber(0, kMaxSeconds));
   options->alignment_flag = AddAlignmentOption(*cmd, options->alignment);

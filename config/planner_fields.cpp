@@ -158,6 +158,11 @@ std::vector<Field>* MakePlannerFields() {
           "planner.leaf_order.max_lp_iterations", 0, kMaxBytes,
           "simplex iterations the order ILP may spend on one leaf; 0 = no limit",
           [](auto& p) -> auto& { return p.planner.leaf_order.max_lp_iterations; }),
+      Int(
+          "planner.leaf_order.max_lp_work", 0, kMaxBytes,
+          "simplex iterations times the ILP's nonzeros the order ILP may spend on one leaf; 0 = "
+          "no limit",
+          [](auto& p) -> auto& { return p.planner.leaf_order.max_lp_work; }),
       Number(
           "planner.leaf_order.time_limit_s", 0.0, kInf,
           "seconds the order ILP may spend on one leaf: an outer cap",
@@ -229,6 +234,11 @@ std::vector<Field>* MakePlannerFields() {
           "planner.order_share", 0.0, 1.0,
           "model mode: share of the run for the order ILP, the layout ILP gets the rest",
           [](auto& p) -> auto& { return p.planner.order_share; }),
+      Int(
+          "planner.whole_graph.max_lp_work", 0, kMaxBytes,
+          "model mode: simplex iterations times nonzeros each whole-graph ILP may spend; 0 = no "
+          "limit",
+          [](auto& p) -> auto& { return p.planner.whole_graph.max_lp_work; }),
   };
   InsertAfter(*fields, "planner.leaf_layout.",
               SearchFields(

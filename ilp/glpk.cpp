@@ -465,6 +465,12 @@ SolveResult Problem::Solve(const SolveParams& params,
   state.integral_objective = integral_objective;
   state.max_nodes = params.max_nodes;
   state.max_total_iterations = params.max_total_lp_iterations;
+  if (params.max_lp_work > 0) {
+    const std::int64_t nonzeros = std::max(1, glp_get_num_nz(prob_));
+    const std::int64_t by_work = std::max<std::int64_t>(1, params.max_lp_work / nonzeros);
+    state.max_total_iterations =
+        state.max_total_iterations > 0 ? std::min(state.max_total_iterations, by_work) : by_work;
+  }
 
   // Root LP first (glp_intopt's own MIP presolver renumbers the columns, which would make
   // the warm start unusable in the callback), then branch-and-cut on the original columns.
@@ -483,7 +489,7 @@ SolveResult Problem::Solve(const SolveParams& params,
     // The iteration limit is over all slices: GLPK's it_lim counts from the problem's own
     // iteration counter, which the slices keep adding to.
     std::int64_t it_cap = INT_MAX;
-    for (const std::int64_t cap : {params.max_lp_iterations, params.max_total_lp_iterations})
+    for (const std::int64_t cap : {params.max_lp_iterations, state.max_total_iterations})
       if (cap > 0) it_cap = std::min(it_cap, cap);
     auto spent = [&] { return static_cast<std::int64_t>(glp_get_it_cnt(prob_)); };
     auto slice_limits = [&] {

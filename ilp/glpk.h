@@ -59,6 +59,13 @@ struct SolveParams {
   // order ILPs GLPK did 4,600-18,000 iterations a second, but from 247 to 4,147 nodes in 2 s
   // (perf/RESULTS.md, "Leaf order ILPs bounded by work").
   std::int64_t max_total_lp_iterations = 0;
+  // Simplex work over the whole solve, in iterations times the nonzeros of the model as built
+  // (0: none); it becomes an iteration limit for this model, the tighter of the two. An
+  // iteration's cost grows with the LP: on leaf order ILPs of 2,100-9,200 nonzeros GLPK took
+  // 2.7-3.9e-8 s per iteration and nonzero, so 20,000 iterations were 1.4 s on the smallest and
+  // 7 s on the largest (perf/RESULTS.md, "Leaf order ILPs bounded by work"). Bounded in these
+  // units, a solve's time depends little on its size, so the time limit stays an outer cap.
+  std::int64_t max_lp_work = 0;
   double mip_gap = 0.0;  // stop once (incumbent - bound) / |incumbent| is at most this
   bool presolve = true;  // GLPK's LP presolver for the root relaxation
   bool cuts = true;      // Gomory, MIR, cover and clique cuts

@@ -298,10 +298,12 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
     result.seconds = SecondsSince(started);
     return result;
   };
-  if (result.pairs > params.max_pairs)
+  if (result.pairs > params.max_pairs) {
+    result.work_limited = true;  // a size limit: the same on any machine
     return finish_with_warm(ModelStatus::kFeasibleTimeLimit,
                             "more than " + std::to_string(params.max_pairs) +
                                 " overlapping pairs: model not built, warm start kept");
+  }
 
   // The warm start's offsets need not be multiples of unit: compacting fixes that and can
   // only lower it.
@@ -327,6 +329,7 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
   Model model = BuildModel(units, pairs, fixed, symmetry, lower, upper, inc);
   Problem& lp = model.lp;
   result.rows = lp.num_rows();
+  result.nonzeros = lp.num_nonzeros();
   result.model_built = true;
 
   SolveParams solve = params.solve;
@@ -337,6 +340,8 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
   result.call = solved.call;
   result.from_warm_start = solved.from_incumbent;
   result.note = solved.message;
+  result.lp_iterations = solved.lp_iterations;
+  result.work_limited = solved.work_limited;
   if (!solved.has_solution) throw std::logic_error("layout ILP: no solution despite warm start");
   // Decode from the binaries, not the continuous offsets, so tolerances cannot blur the
   // relation; pairs of pinned buffers have no binary and keep their fixed relation.

@@ -43,6 +43,11 @@ struct LayoutIlpResult {
   bool from_warm_start = false;  // GLPK found nothing better than the warm start
   std::int64_t pairs = 0;        // overlapping pairs, i.e. binaries before fixing
   int rows = 0;
+  std::int64_t nonzeros = 0;
+  // GLPK's work (SolveResult); work_limited: a work limit, not the clock, ended the search, so
+  // the answer is the same on any machine.
+  std::int64_t lp_iterations = 0;
+  bool work_limited = false;
   double seconds = 0.0;
   std::string note;
 };

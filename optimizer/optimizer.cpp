@@ -169,6 +169,7 @@ class Run {
     // MODeL-MS: n steps, any number of independent ops in one (or at most max_concurrency).
     p.order.multi_stream = Multi();
     p.order.max_concurrency = params_.max_concurrency;
+    p.order.solve.max_lp_work = p.layout.solve.max_lp_work = params_.whole_graph.max_lp_work;
     Report("whole-graph ILP", 0, 1);
     std::optional<opt::WholeGraphResult> solved =
         opt::OptimizeWholeGraphOnTime(graph_, model_, Start().order, p, deadline_);
@@ -181,8 +182,17 @@ class Run {
     opt::WholeGraphResult& r = *solved;
     result_.order_outcome = r.order_part.outcome;
     result_.layout_outcome = r.layout_part.outcome;
-    result_.time_limit_hit = r.order_part.status == ilp::ModelStatus::kFeasibleTimeLimit ||
-                             r.layout_part.status == ilp::ModelStatus::kFeasibleTimeLimit;
+    // A work limit is no deadline: only a part the clock stopped hit the time limit.
+    auto clock_stopped = [](const opt::PartReport& part) {
+      return part.status == ilp::ModelStatus::kFeasibleTimeLimit && !part.work_limited;
+    };
+    result_.time_limit_hit = clock_stopped(r.order_part) || clock_stopped(r.layout_part);
+    for (const auto& [part, name] : {std::pair{&r.order_part, "order"}, {&r.layout_part, "layout"}})
+      if (part->work_limited && part->status == ilp::ModelStatus::kFeasibleTimeLimit)
+        result_.notes.push_back(std::string("the whole-graph ") + name +
+                                " ILP stopped at a work or size limit, not the clock, so this "
+                                "part is the same on any machine: " +
+                                part->note);
     pipeline_order_ =
         std::string(Multi() ? "multi-stream " : "") + "order ILP from " + Start().name;
     pipeline_layout_ = "layout ILP";
@@ -264,6 +274,7 @@ class Run {
     ilp::OrderIlpParams p;
     p.solve.time_limit_s = std::min(params_.leaf_order.time_limit, remaining);
     p.solve.max_total_lp_iterations = params_.leaf_order.max_lp_iterations;
+    p.solve.max_lp_work = params_.leaf_order.max_lp_work;
     p.contract = params_.leaf_order.contract;
     p.symmetry_breaking = params_.leaf_order.symmetry_breaking;
     p.max_nonzeros = params_.leaf_order.max_nonzeros;

@@ -50,9 +50,21 @@ struct LeafOrderParams {
   // limit is 1-4 s where the 2 s time limit was (perf/RESULTS.md, "Leaf order ILPs bounded by
   // work").
   std::int64_t max_lp_iterations = 20'000;
+  // Simplex work GLPK may spend on one leaf, in iterations times the nonzeros of its ILP
+  // (ilp::SolveParams::max_lp_work; 0: none): the tighter of this and max_lp_iterations
+  // decides. An iteration costs more on a larger leaf, so iterations alone let the largest
+  // leaves reach the time limit on a busy machine: on a real ResNet-18 trace (9,201 nonzeros)
+  // 20,000 took 7 s alone and over 10 s beside another build. 120 million leaves 20,000
+  // iterations to leaves of up to 6,000 nonzeros, where every preset's leaf is (at most 5,456,
+  // VGG-11), and is 3.2-4.7 s on any leaf at the measured 2.7-3.9e-8 s a unit (perf/RESULTS.md,
+  // "Leaf order ILPs bounded by work").
+  std::int64_t max_lp_work = 120'000'000;
   // Seconds for one leaf: an outer cap, for a machine much slower or busier than the one the
-  // work limit was measured on; a leaf it stops is counted time-limited.
-  double time_limit = 10.0;
+  // work limit was measured on; a leaf it stops is counted time-limited. 30 s, three times the
+  // 10 s it was when iterations alone bounded the work: max_lp_work bounds a leaf's time at any
+  // size, 3-5 s alone, and beside three busy loops on 2 cores a leaf took up to 14 s, so 10 s
+  // stopped 4 leaves of a ResNet-18 trace by the clock (perf/RESULTS.md).
+  double time_limit = 30.0;
   // The order ILP's exact reductions and its size cap (ilp/order_ilp.h, docs/ilp.md): switches
   // for comparisons; every combination is exact but the cap.
   bool contract = true;
@@ -113,6 +125,18 @@ struct FinalLayoutParams {
   layout::SearchParams search = WithoutBottomLeft();
 };
 
+// Model mode's whole-graph ILPs (optimizer/whole_graph.h).
+struct WholeGraphIlpParams {
+  // Simplex work each of the two ILPs (the order's, then the layout's) may spend, in iterations
+  // times the nonzeros of its model (ilp::SolveParams::max_lp_work; 0: none): the bound that
+  // decides, so that MODeL's plans, too, are the same on any machine; the run's time limit,
+  // split by order_share, is the outer cap. GLPK took 0.8-4.2e-8 s a unit on the
+  // presets' whole-graph ILPs (12,690-615,618 nonzeros), so 2 billion is 15-85 s alone, a
+  // fraction of the 300 s the default run's limit leaves each ILP (perf/RESULTS.md, "Model
+  // mode bounded by work").
+  std::int64_t max_lp_work = 2'000'000'000;
+};
+
 struct OptimizerParams {
   OptimizeMode mode = OptimizeMode::kRoam;
   Streams streams = Streams::kSingle;
@@ -147,6 +171,7 @@ struct OptimizerParams {
   // Model mode: the share of the run the whole-graph order ILP may use, the layout ILP the
   // rest (optimizer/whole_graph.h).
   double order_share = 0.5;
+  WholeGraphIlpParams whole_graph;
 };
 
 }  // namespace roam

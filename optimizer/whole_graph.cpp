@@ -26,6 +26,9 @@ PartReport Report(const IlpResult& r, Bytes value, Bytes warm_start) {
   part.warm_start = warm_start;
   part.gap = r.gap;
   part.seconds = r.seconds;
+  part.lp_iterations = r.lp_iterations;
+  part.nonzeros = r.nonzeros;
+  part.work_limited = r.work_limited;
   part.note = r.note;
   return part;
 }

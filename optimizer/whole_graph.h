@@ -39,6 +39,10 @@ struct PartReport {
   Bytes warm_start = 0;  // the heuristic's value
   double gap = 0.0;
   double seconds = 0.0;
+  // GLPK's simplex iterations and the model's nonzeros; work_limited: the ILP's work limit
+  // (max_lp_work), not the clock, stopped it, so the part is the same on any machine.
+  std::int64_t lp_iterations = 0, nonzeros = 0;
+  bool work_limited = false;
   std::string note;
 };
 

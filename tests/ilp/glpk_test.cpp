@@ -269,6 +269,49 @@ TEST(Glpk, AWholeSolveIterationLimitStopsBranchAndBoundAfterTheSameWorkEveryTime
   EXPECT_EQ(root.status, ModelStatus::kNoSolutionTimeLimit);
 }
 
+// A work limit is an iteration limit of work / nonzeros for the model at hand, so a larger model
+// gets fewer iterations for the same work; the tighter of it and the iteration limit decides.
+TEST(Glpk, AWorkLimitIsAnIterationLimitScaledByTheModelsNonzeros) {
+  SolveParams params;
+  params.cuts = false;
+  params.time_limit_s = 600;  // never binding: the work limits decide
+  const SolveResult whole = Knapsack().Solve(params);
+  ASSERT_EQ(whole.status, ModelStatus::kOptimal);
+  const std::int64_t nonzeros = Knapsack().num_nonzeros();
+  ASSERT_EQ(nonzeros, 200);
+  const std::int64_t iterations = whole.lp_iterations / 2;
+  auto solve = [&](std::int64_t work, std::int64_t total_iterations) {
+    SolveParams p = params;
+    p.max_lp_work = work;
+    p.max_total_lp_iterations = total_iterations;
+    return Knapsack().Solve(p);
+  };
+  const SolveResult by_iterations = solve(0, iterations);
+  // Work is rounded down to whole iterations.
+  const SolveResult by_work = solve(iterations * nonzeros + nonzeros - 1, 0);
+  ASSERT_TRUE(by_iterations.work_limited);
+  EXPECT_TRUE(by_work.work_limited);
+  EXPECT_NE(by_work.status, ModelStatus::kOptimal);
+  EXPECT_EQ(by_work.lp_iterations, by_iterations.lp_iterations);
+  EXPECT_EQ(by_work.nodes, by_iterations.nodes);
+  EXPECT_EQ(by_work.values, by_iterations.values);
+  EXPECT_EQ(by_work.best_bound, by_iterations.best_bound);
+  // The tighter limit decides, whichever it is.
+  const SolveResult fewer = solve(0, iterations / 2);
+  EXPECT_EQ(solve(iterations * nonzeros, iterations / 2).lp_iterations, fewer.lp_iterations);
+  EXPECT_EQ(solve((iterations / 2) * nonzeros, iterations).lp_iterations, fewer.lp_iterations);
+  // Ample work changes nothing.
+  const SolveResult ample = solve(whole.lp_iterations * nonzeros * 2, 0);
+  EXPECT_FALSE(ample.work_limited);
+  EXPECT_EQ(ample.values, whole.values);
+  EXPECT_EQ(ample.lp_iterations, whole.lp_iterations);
+  // Less work than one iteration still allows one: a limit, never "no limit".
+  params.presolve = false;
+  const SolveResult root = solve(1, 0);
+  EXPECT_TRUE(root.work_limited);
+  EXPECT_EQ(root.status, ModelStatus::kNoSolutionTimeLimit);
+}
+
 TEST(Glpk, AnIterationLimitStopsTheRootLpAsATimeLimitWithoutASolution) {
   SolveParams params;
   params.presolve = false;

@@ -7,9 +7,12 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "baseline/layouts.h"
 #include "baseline/orders.h"
@@ -142,27 +145,32 @@ TEST(Optimizer, LeavesThatRunOutOfTimeStillGiveAValidPlan) {
 // Leaves that stop at their work limit give the same plan whatever the threads and however
 // long each solve takes: a leaf solver slowed by a different delay on each call (a loaded
 // machine, leaves finishing in another order) changes nothing, since no solve is bounded by
-// the clock.
-TEST(Optimizer, LeavesStoppedByTheirWorkLimitGiveTheSamePlanOnASlowMachine) {
-  const Graph graph = SmallVit();
-  OptimizerParams params;
+// the clock. Returns the (nonzeros, iterations) of every work-limited leaf solve.
+std::vector<std::pair<std::int64_t, std::int64_t>> ExpectTheSamePlanOnASlowMachine(
+    const Graph& graph, OptimizerParams params) {
   params.bound_shortcut = false;
-  params.leaf_order.max_lp_iterations = 300;
   params.leaf_order.time_limit = 600;  // an outer cap that never binds here
   params.time_limit = 0;
   params.threads = 1;
   const OptimizeResult one = Optimize(graph, params);
-  ASSERT_GT(one.leaves.work_limited, 0);
+  EXPECT_GT(one.leaves.work_limited, 0);
   EXPECT_EQ(one.leaves.time_limited, 0);
   EXPECT_FALSE(one.time_limit_hit);  // a work limit is no deadline
 
   std::atomic<int> calls{0};
+  std::mutex seen_mutex;
+  std::vector<std::pair<std::int64_t, std::int64_t>> seen;
   RunControl slow;
   slow.leaf_order_solver = [&](const Graph& g, const MemoryModel& model, const Dependencies& deps,
                                const Subgraph& leaf, std::span<const OpId> warm,
                                const ilp::OrderIlpParams& p) {
     std::this_thread::sleep_for(std::chrono::milliseconds(7 * (calls.fetch_add(1) % 4)));
-    return ilp::SolveOrderIlp(g, model, deps, leaf, warm, p);
+    ilp::OrderIlpResult r = ilp::SolveOrderIlp(g, model, deps, leaf, warm, p);
+    if (r.work_limited && r.model_built) {
+      const std::lock_guard lock(seen_mutex);
+      seen.emplace_back(r.nonzeros, r.lp_iterations);
+    }
+    return r;
   };
   params.threads = 2;
   const OptimizeResult two = Optimize(graph, params, slow);
@@ -172,6 +180,65 @@ TEST(Optimizer, LeavesStoppedByTheirWorkLimitGiveTheSamePlanOnASlowMachine) {
   EXPECT_EQ(one.plan.order, two.plan.order);
   EXPECT_EQ(one.plan.buffers, two.plan.buffers);
   ExpectTruthful(graph, two);
+  return seen;
+}
+
+TEST(Optimizer, LeavesStoppedByTheirIterationLimitGiveTheSamePlanOnASlowMachine) {
+  OptimizerParams params;
+  params.leaf_order.max_lp_iterations = 300;
+  params.leaf_order.max_lp_work = 0;
+  for (const auto& [nonzeros, iterations] : ExpectTheSamePlanOnASlowMachine(SmallVit(), params))
+    EXPECT_GE(iterations, 300) << nonzeros << " nonzeros";
+}
+
+// Bounded by work in iterations times nonzeros, a leaf's iterations shrink as its ILP grows,
+// and the plan is as independent of the clock as under an iteration limit.
+TEST(Optimizer, LeavesStoppedByTheirWorkLimitGiveTheSamePlanOnASlowMachine) {
+  OptimizerParams params;
+  params.leaf_order.max_lp_iterations = 0;
+  constexpr std::int64_t kWork = 400'000;
+  params.leaf_order.max_lp_work = kWork;
+  const auto seen = ExpectTheSamePlanOnASlowMachine(SmallVit(), params);
+  ASSERT_FALSE(seen.empty());
+  std::int64_t fewest = 0, most = 0;
+  for (const auto& [nonzeros, iterations] : seen) {
+    // A solve stops at its first check past its allowance (a node's LP may overshoot it).
+    EXPECT_GE(iterations, kWork / nonzeros) << nonzeros << " nonzeros";
+    EXPECT_LT(iterations, 3 * (kWork / nonzeros) + 100) << nonzeros << " nonzeros";
+    fewest = fewest == 0 ? nonzeros : std::min(fewest, nonzeros);
+    most = std::max(most, nonzeros);
+  }
+  EXPECT_GT(most, fewest) << "leaves of one size do not show the scaling";
+}
+
+// Model mode's whole-graph ILPs stopped by their work limit are no deadline: the run says so
+// in its notes, not as a time limit hit, and gives the same plan every time.
+TEST(Optimizer, ModelModeStoppedByItsWorkLimitGivesTheSamePlanAndSaysSo) {
+  OptimizerParams params;
+  params.mode = OptimizeMode::kModel;
+  params.time_limit = 600;  // an outer cap that never binds here
+  params.whole_graph.max_lp_work = 1;
+  auto said = [](const OptimizeResult& r) {
+    for (const std::string& note : r.notes)
+      if (note.find("work or size limit, not the clock") != std::string::npos) return true;
+    return false;
+  };
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    testing::RandomGraphOptions options;
+    options.ops = 16;
+    const Graph graph = testing::RandomGraph(rng, options);
+    const OptimizeResult one = Optimize(graph, params);
+    ExpectTruthful(graph, one);
+    if (!said(one)) continue;  // the heuristic met the bound: no ILP was solved
+    EXPECT_FALSE(one.time_limit_hit);
+    const OptimizeResult two = Optimize(graph, params);
+    EXPECT_TRUE(said(two));
+    EXPECT_EQ(one.plan.order, two.plan.order);
+    EXPECT_EQ(one.plan.buffers, two.plan.buffers);
+    return;
+  }
+  FAIL() << "every trial's heuristic met the bound";
 }
 
 // A solver that fails inside one leaf (a GLPK error) must not take the run down or leak a

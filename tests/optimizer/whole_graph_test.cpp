@@ -65,5 +65,38 @@ TEST(WholeGraph, WithNoTimeTheHeuristicPlanIsReturnedAndSaidToBeOne) {
   EXPECT_FALSE(r.order_part.note.empty()) << "the fallback should say why";
 }
 
+// Stopped by its work limit (iterations times nonzeros), the order ILP returns the same order
+// and bound every time, says it was the work limit, and the plan is still valid.
+TEST(WholeGraph, AWorkLimitedOrderIsTheSameEveryTimeAndSaysSo) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    testing::RandomGraphOptions options;
+    options.ops = 14;
+    const Graph graph = testing::RandomGraph(rng, options);
+    const MemoryModel model = BuildMemoryModel(graph);
+    const std::vector<OpId> warm = ScheduleOrder("program", graph, model);
+    WholeGraphParams params;
+    params.time_limit_s = 600;  // an outer cap that never binds here
+    const WholeGraphResult whole = OptimizeWholeGraph(graph, model, warm, params);
+    if (whole.order_part.lp_iterations < 40 || whole.order_part.work_limited) continue;
+    ASSERT_GT(whole.order_part.nonzeros, 0);
+    params.order.solve.max_lp_work = whole.order_part.lp_iterations / 2 * whole.order_part.nonzeros;
+    const WholeGraphResult first = OptimizeWholeGraph(graph, model, warm, params);
+    const WholeGraphResult second = OptimizeWholeGraph(graph, model, warm, params);
+    EXPECT_TRUE(first.order_part.work_limited);
+    EXPECT_EQ(first.order_part.status, ilp::ModelStatus::kFeasibleTimeLimit);
+    EXPECT_LT(first.order_part.lp_iterations, whole.order_part.lp_iterations);
+    EXPECT_EQ(first.order_part.lp_iterations, second.order_part.lp_iterations);
+    EXPECT_EQ(first.order, second.order);
+    EXPECT_EQ(first.offsets, second.offsets);
+    EXPECT_EQ(first.order_part.lower_bound, second.order_part.lower_bound);
+    EXPECT_LE(first.order_part.lower_bound, whole.order_part.value);
+    EXPECT_GE(first.order_part.value, whole.order_part.value);
+    EXPECT_EQ(CheckedPlan(graph, model, first), "");
+    return;
+  }
+  FAIL() << "no trial needed enough simplex iterations to stop halfway";
+}
+
 }  // namespace
 }  // namespace roam::opt
