@@ -466,7 +466,7 @@ SolveResult Problem::Solve(const SolveParams& params,
   state.max_nodes = params.max_nodes;
   state.max_total_iterations = params.max_total_lp_iterations;
   if (params.max_lp_work > 0) {
-    const std::int64_t nonzeros = std::max(1, glp_get_num_nz(prob_));
+    const std::int64_t nonzeros = std::max(1, num_nonzeros());
     const std::int64_t by_work = std::max<std::int64_t>(1, params.max_lp_work / nonzeros);
     state.max_total_iterations =
         state.max_total_iterations > 0 ? std::min(state.max_total_iterations, by_work) : by_work;

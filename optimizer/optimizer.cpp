@@ -182,17 +182,20 @@ class Run {
     opt::WholeGraphResult& r = *solved;
     result_.order_outcome = r.order_part.outcome;
     result_.layout_outcome = r.layout_part.outcome;
-    // A work limit is no deadline: only a part the clock stopped hit the time limit.
-    auto clock_stopped = [](const opt::PartReport& part) {
-      return part.status == ilp::ModelStatus::kFeasibleTimeLimit && !part.work_limited;
-    };
-    result_.time_limit_hit = clock_stopped(r.order_part) || clock_stopped(r.layout_part);
-    for (const auto& [part, name] : {std::pair{&r.order_part, "order"}, {&r.layout_part, "layout"}})
-      if (part->work_limited && part->status == ilp::ModelStatus::kFeasibleTimeLimit)
-        result_.notes.push_back(std::string("the whole-graph ") + name +
-                                " ILP stopped at a work or size limit, not the clock, so this "
-                                "part is the same on any machine: " +
-                                part->note);
+    // A work limit is no deadline: only a part the clock stopped hit the time limit; one a
+    // work or size limit stopped is said in the notes.
+    for (const auto& [part, name] :
+         {std::pair{&r.order_part, "order"}, {&r.layout_part, "layout"}}) {
+      if (part->status != ilp::ModelStatus::kFeasibleTimeLimit) continue;
+      if (!part->work_limited) {
+        result_.time_limit_hit = true;
+        continue;
+      }
+      result_.notes.push_back(std::string("the whole-graph ") + name +
+                              " ILP stopped at a work or size limit, not the clock, so this "
+                              "part is the same on any machine: " +
+                              part->note);
+    }
     pipeline_order_ =
         std::string(Multi() ? "multi-stream " : "") + "order ILP from " + Start().name;
     pipeline_layout_ = "layout ILP";

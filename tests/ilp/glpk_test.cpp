@@ -215,10 +215,17 @@ Problem Knapsack() {
   return p;
 }
 
-TEST(Glpk, ANodeLimitGivesTheSameAnswerEveryTimeAndReadsAsATimeLimit) {
+// Knapsack's solve with cuts off, so that branch and bound needs many nodes, and a time limit
+// that never binds, so that the work limits a test sets decide.
+SolveParams OnlyWorkLimits() {
   SolveParams params;
   params.cuts = false;
-  params.time_limit_s = 600;  // never binding: the work limit decides
+  params.time_limit_s = 600;
+  return params;
+}
+
+TEST(Glpk, ANodeLimitGivesTheSameAnswerEveryTimeAndReadsAsATimeLimit) {
+  SolveParams params = OnlyWorkLimits();
   params.max_nodes = 5;
   SolveResult first = Knapsack().Solve(params), second = Knapsack().Solve(params);
   EXPECT_TRUE(first.work_limited);
@@ -240,9 +247,7 @@ TEST(Glpk, ANodeLimitGivesTheSameAnswerEveryTimeAndReadsAsATimeLimit) {
 // The whole solve's iteration limit counts the root LP's iterations and every node's: it stops
 // branch and bound after the same work every time, past the root, and the work is reported.
 TEST(Glpk, AWholeSolveIterationLimitStopsBranchAndBoundAfterTheSameWorkEveryTime) {
-  SolveParams params;
-  params.cuts = false;
-  params.time_limit_s = 600;  // never binding: the work limit decides
+  SolveParams params = OnlyWorkLimits();
   const SolveResult whole = Knapsack().Solve(params);
   ASSERT_EQ(whole.status, ModelStatus::kOptimal);
   EXPECT_FALSE(whole.work_limited);
@@ -272,9 +277,7 @@ TEST(Glpk, AWholeSolveIterationLimitStopsBranchAndBoundAfterTheSameWorkEveryTime
 // A work limit is an iteration limit of work / nonzeros for the model at hand, so a larger model
 // gets fewer iterations for the same work; the tighter of it and the iteration limit decides.
 TEST(Glpk, AWorkLimitIsAnIterationLimitScaledByTheModelsNonzeros) {
-  SolveParams params;
-  params.cuts = false;
-  params.time_limit_s = 600;  // never binding: the work limits decide
+  SolveParams params = OnlyWorkLimits();
   const SolveResult whole = Knapsack().Solve(params);
   ASSERT_EQ(whole.status, ModelStatus::kOptimal);
   const std::int64_t nonzeros = Knapsack().num_nonzeros();
