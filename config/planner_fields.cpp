@@ -198,6 +198,11 @@ std::vector<Field>* MakePlannerFields() {
           "planner.leaf_layout.max_nodes", 0, kMaxBytes,
           "search nodes for one leaf's layout; 0 = only the time limit",
           [](auto& p) -> auto& { return p.planner.leaf_layout.max_nodes; }),
+      Int(
+          "planner.leaf_layout.max_lp_work", 0, kMaxBytes,
+          "engine ilp: simplex iterations times nonzeros for one leaf's layout; 0 = only the "
+          "time limit",
+          [](auto& p) -> auto& { return p.planner.leaf_layout.max_lp_work; }),
       Flag(
           "planner.final_layout.enabled",
           "a last whole-graph layout search when the layout is above max-live",

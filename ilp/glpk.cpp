@@ -526,6 +526,7 @@ SolveResult Problem::Solve(const SolveParams& params,
       iocp.msg_lev = MsgLevel(params.log_level);
       iocp.tm_lim = RemainingMs(deadline);
       iocp.mip_gap = params.mip_gap;
+      iocp.tol_int = params.integrality_tolerance;
       iocp.presolve = GLP_OFF;
       const int cuts = params.cuts ? GLP_ON : GLP_OFF;
       iocp.gmi_cuts = iocp.mir_cuts = iocp.cov_cuts = iocp.clq_cuts = cuts;

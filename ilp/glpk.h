@@ -67,6 +67,11 @@ struct SolveParams {
   // units, a solve's time depends little on its size, so the time limit stays an outer cap.
   std::int64_t max_lp_work = 0;
   double mip_gap = 0.0;  // stop once (incumbent - bound) / |incumbent| is at most this
+  // How far from an integer a value may be and still count as one (GLPK's tol_int). In a big-M
+  // row with M in the millions, z = 1 - 1/M is a true vertex of the relaxation, not noise:
+  // GLPK's default, 1e-5, accepted it as integral, and the "solution" let two buffers overlap
+  // (perf/RESULTS.md, "Leaf layout ILPs bounded by work"); such models ask for less than 1/M.
+  double integrality_tolerance = 1e-5;
   bool presolve = true;  // GLPK's LP presolver for the root relaxation
   bool cuts = true;      // Gomory, MIR, cover and clique cuts
   // glp_scale_prob(GLP_SF_AUTO) before the root LP, as glpsol does. Unscaled, GLPK failed an

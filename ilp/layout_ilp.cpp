@@ -335,12 +335,17 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
   SolveParams solve = params.solve;
   solve.time_limit_s = std::max(0.0, solve.time_limit_s - SecondsSince(started));
   if (solve.stop_at_objective) *solve.stop_at_objective /= static_cast<double>(unit);
+  // A binary within 1/M of 1 lets a buffer of one unit overlap its neighbour; under 1e-9 the
+  // simplex's own noise would be branched on.
+  solve.integrality_tolerance =
+      std::min(solve.integrality_tolerance, std::max(1e-9, 0.25 / static_cast<double>(upper)));
   SolveResult solved = lp.Solve(solve, std::span<const double>(model.values));
   result.status = solved.status;
   result.call = solved.call;
   result.from_warm_start = solved.from_incumbent;
   result.note = solved.message;
   result.lp_iterations = solved.lp_iterations;
+  result.nodes = solved.nodes;
   result.work_limited = solved.work_limited;
   if (!solved.has_solution) throw std::logic_error("layout ILP: no solution despite warm start");
   // Decode from the binaries, not the continuous offsets, so tolerances cannot blur the

@@ -47,6 +47,7 @@ struct LayoutIlpResult {
   // GLPK's work (SolveResult); work_limited: a work limit, not the clock, ended the search, so
   // the answer is the same on any machine.
   std::int64_t lp_iterations = 0;
+  std::int64_t nodes = 0;
   bool work_limited = false;
   double seconds = 0.0;
   std::string note;

@@ -509,6 +509,7 @@ class Run {
         ilp::LayoutIlpParams p;
         p.pinned_bottom = pinned;
         p.solve.time_limit_s = limit;
+        p.solve.max_lp_work = params_.leaf_layout.max_lp_work;
         p.solve.stop = control_.stop;
         ilp::LayoutIlpResult r =
             ilp::SolveLayoutIlp(local, params_.alignment, p, std::span<const Bytes>(greedy));

@@ -89,10 +89,19 @@ inline layout::SearchParams WithoutBottomLeft() {
 struct LeafLayoutParams {
   bool enabled = true;
   LayoutEngine engine = LayoutEngine::kSearch;
-  double time_limit = 2.0;  // seconds for one leaf's layout solve: an outer cap
+  // Seconds for one leaf's layout solve: an outer cap, above what either engine's work limit
+  // needs on a quiet machine (max_nodes: under 0.5 s; max_lp_work: up to 6 s).
+  double time_limit = 10.0;
   // Nodes the search may spend on one leaf (0: no bound but the time limit). The bound that
   // decides, so that the same input gives the same plan on any machine.
   std::int64_t max_nodes = 20'000;
+  // Engine ilp: simplex iterations times nonzeros for one leaf (ilp::SolveParams::max_lp_work; 0:
+  // no bound but the time limit), the bound that decides. Every leaf ILP the engine improved on
+  // the presets and five real traces needed at most 6 million; those it could not improve in 20
+  // s spent 1-3e8 for nothing. At 1.2e-8 to 3.1e-7 s a unit (a root LP is cheap per unit, a
+  // search of many small nodes dear), 20 million is 0.25-6 s (perf/RESULTS.md, "Leaf layout
+  // ILPs bounded by work").
+  std::int64_t max_lp_work = 20'000'000;
   // Leaves owning more storages than this keep the greedy layout (the ILP has a binary per
   // pair of time-overlapping buffers; the search is cheap per leaf at this size).
   int max_storages = 200;
@@ -111,8 +120,11 @@ struct FinalLayoutParams {
   // batch 1 (perf/RESULTS.md, "Layout search").
   double time_limit = 5.0;
   // Nodes the pass may spend (0: no bound but the time limit): the bound that decides, so that
-  // the same input gives the same plan on any machine; the time limit is an outer cap.
-  std::int64_t max_nodes = 20'000;
+  // the same input gives the same plan on any machine; the time limit is an outer cap. Every
+  // preset reaches max-live within 20,000, but graphs of irregular lifetimes need more: a
+  // rewritten random layered graph of 1,000 nodes kept 17.6% fragmentation at 20,000 and 5.3% at
+  // 300,000, in 0.4 s all told (perf/RESULTS.md, "The final layout pass on irregular lifetimes").
+  std::int64_t max_nodes = 300'000;
   // Buffers and sections the search may visit (layout::LayoutParams::max_work; 0: no bound).
   // A node's cost grows with the buffers (3-304 us from 250 to 8,000, docs/layout.md, "Work
   // limits"), so on a whole graph of thousands of buffers 20,000 nodes could outlast the time

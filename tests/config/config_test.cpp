@@ -46,7 +46,8 @@ planner:
   bound_shortcut: false
   partition: {node_limit: 100, alpha: 3, delay_radius: 0.5, update_placement: at-end}
   leaf_order: {enabled: false, time_limit_s: 2.5, max_lp_iterations: 7000, max_lp_work: 123456}
-  leaf_layout: {time_limit_s: 1.5, max_storages: 9, search: {bottom_left: true, random_preorders: 0}}
+  leaf_layout: {time_limit_s: 1.5, max_storages: 9, max_lp_work: 4321,
+                search: {bottom_left: true, random_preorders: 0}}
   final_layout: {max_work: 12345, search: {bottom_left: true, backjumping: false, initial_node_limit: 500}}
 )",
                                  "c.yaml");
@@ -72,6 +73,7 @@ planner:
   EXPECT_TRUE(c.planner.leaf_layout.enabled);
   EXPECT_DOUBLE_EQ(c.planner.leaf_layout.time_limit, 1.5);
   EXPECT_EQ(c.planner.leaf_layout.max_storages, 9);
+  EXPECT_EQ(c.planner.leaf_layout.max_lp_work, 4321);
   EXPECT_TRUE(c.planner.leaf_layout.search.bottom_left);
   EXPECT_EQ(c.planner.leaf_layout.search.random_preorders, 0);
   EXPECT_TRUE(c.planner.leaf_layout.search.backjumping);  // untouched: the default

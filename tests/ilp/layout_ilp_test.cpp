@@ -144,15 +144,21 @@ TEST(LayoutIlp, RejectsUnalignedSizesAndBadWarmStarts) {
                std::invalid_argument);
 }
 
-TEST(LayoutIlp, ATimeLimitedSolveReturnsAValidIncumbent) {
-  // 120 buffers with staggered lifetimes: far too many pairs to close in 50 ms.
+// n buffers of multiples of 8 bytes, two starting at each step, living 1-30 steps.
+std::vector<Interval> StaggeredIntervals(int n) {
   std::mt19937_64 rng(5);
   std::vector<Interval> in;
   std::uniform_int_distribution<int> size(1, 64), len(1, 30);
-  for (int i = 0; i < 120; ++i) {
+  for (int i = 0; i < n; ++i) {
     Step start = static_cast<Step>(i / 2);
     in.push_back({size(rng) * 8, start, start + len(rng)});
   }
+  return in;
+}
+
+TEST(LayoutIlp, ATimeLimitedSolveReturnsAValidIncumbent) {
+  // Far too many pairs to close in 50 ms.
+  const std::vector<Interval> in = StaggeredIntervals(120);
   LayoutIlpParams params;
   params.solve.time_limit_s = 0.05;
   LayoutIlpResult r = SolveLayoutIlp(in, 8, params);
@@ -162,6 +168,30 @@ TEST(LayoutIlp, ATimeLimitedSolveReturnsAValidIncumbent) {
   EXPECT_LE(r.height, r.warm_start_height);
   EXPECT_GT(r.gap, 0.0);
   EXPECT_LT(r.seconds, 5.0);
+}
+
+// Stopped by its work (simplex iterations times nonzeros), not the clock: the same layout,
+// bound and work every time, whatever the machine, and said so.
+TEST(LayoutIlp, AWorkLimitedSolveStopsAtTheSamePointEveryTime) {
+  const std::vector<Interval> in = StaggeredIntervals(80);
+  LayoutIlpParams params;
+  params.solve.time_limit_s = 600;  // an outer cap that never binds here
+  constexpr std::int64_t kWork = 30'000'000;
+  params.solve.max_lp_work = kWork;
+  const LayoutIlpResult one = SolveLayoutIlp(in, 8, params);
+  ASSERT_TRUE(one.model_built);
+  ASSERT_LT(one.lower_bound, one.height) << "instance too easy for this test";
+  EXPECT_TRUE(one.work_limited);
+  EXPECT_EQ(one.status, ModelStatus::kFeasibleTimeLimit);
+  EXPECT_EQ(CheckLayout(in, one.offsets, 8), "");
+  EXPECT_GE(one.lp_iterations, kWork / one.nonzeros);
+  EXPECT_LT(one.lp_iterations, 3 * (kWork / one.nonzeros) + 100);
+  EXPECT_GT(one.nodes, 1) << "stopped in the root LP: the search is not exercised";
+  const LayoutIlpResult two = SolveLayoutIlp(in, 8, params);
+  EXPECT_EQ(two.offsets, one.offsets);
+  EXPECT_EQ(two.lower_bound, one.lower_bound);
+  EXPECT_EQ(two.lp_iterations, one.lp_iterations);
+  EXPECT_EQ(two.nodes, one.nodes);
 }
 
 TEST(LayoutIlp, HugeModelsAreNotBuiltAndKeepTheWarmStart) {
@@ -199,6 +229,34 @@ TEST(LayoutIlp, ARealWindowWhereGlpkAnswersInexactlyStillGetsAValidLayout) {
   if (r.status == ModelStatus::kOptimal) {
     EXPECT_EQ(r.lower_bound, r.height);
   }
+}
+
+// A leaf of FCN-8's training graph (batch 32, three activations pinned at the bottom), kept as
+// data. Its big-M is 213,921 units of 512 B, so z = 1 - 1/M is a true vertex of the relaxation;
+// GLPK's default integrality tolerance, 1e-5, took it for 1, claimed an optimum in which a
+// 512 B buffer overlapped a pinned one, and the solve ended in an error with the warm start,
+// 30% above max-live. Branched on, the optimum is max-live.
+TEST(LayoutIlp, ABinaryWithinOneOverBigMOfAnIntegerIsBranchedOn) {
+  const std::vector<Interval> leaf = {
+      {25690112, 114, 166}, {25690112, 116, 164}, {6422528, 116, 165},  {25690112, 196, 310},
+      {21504, 196, 200},    {512, 196, 202},      {12845056, 181, 260}, {43008, 181, 185},
+      {512, 181, 187},      {25690112, 164, 165}, {344064, 164, 170},   {512, 164, 172},
+      {25690112, 165, 166}, {25690112, 166, 211}, {344064, 177, 178},   {344064, 178, 180},
+      {512, 173, 174},      {512, 174, 176},      {28672, 160, 161},    {28672, 161, 163},
+      {43008, 192, 193},    {43008, 193, 195},    {512, 188, 189},      {512, 189, 191}};
+  LayoutIlpParams params;
+  params.pinned_bottom = {0, 2, 1};
+  params.solve.time_limit_s = 60;  // it takes milliseconds
+  const LayoutIlpResult r = SolveLayoutIlp(leaf, kDefaultAlignment, params);
+  EXPECT_EQ(r.call, CallOutcome::kOk) << r.note;
+  EXPECT_EQ(r.status, ModelStatus::kOptimal) << r.note;
+  EXPECT_EQ(CheckLayout(leaf, r.offsets, kDefaultAlignment), "");
+  EXPECT_EQ(r.height, LayoutHeight(leaf, r.offsets));
+  EXPECT_EQ(r.height, MaxLiveBytes(leaf));
+  EXPECT_LT(r.height, r.warm_start_height);
+  EXPECT_EQ(r.offsets[0], 0);
+  EXPECT_EQ(r.offsets[2], 25690112);
+  EXPECT_EQ(r.offsets[1], 25690112 + 6422528);
 }
 
 }  // namespace
