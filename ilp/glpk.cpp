@@ -176,6 +176,74 @@ int RemainingMs(Clock::time_point deadline) {
   return static_cast<int>(std::clamp<long long>(ms, 1, INT_MAX));
 }
 
+// The root LP, then branch-and-cut, on a loaded problem; run inside detail::RunTrapped. `ret`
+// and `mip_status` are GLPK's answers; the root LP's duals and the whole solve's iterations go
+// into `result`.
+void SolveLoaded(glp_prob* prob, size_t num_rows, const SolveParams& params, int scaling,
+                 Clock::time_point deadline, CallbackState& state, SolveResult& result, int& ret,
+                 int& mip_status) {
+  glp_smcp smcp;
+  glp_init_smcp(&smcp);
+  smcp.msg_lev = MsgLevel(params.log_level);
+  smcp.presolve = params.presolve ? GLP_ON : GLP_OFF;
+  if (params.scale) glp_scale_prob(prob, scaling);
+  // The root LP in slices: GLPK's simplex has no callback, so an interrupt or the run's
+  // deadline would otherwise wait for the whole LP (seconds on a whole training graph).
+  // Each slice resumes from the basis the last one left, without the presolver, which keeps
+  // none; where no valid basis was left, from the standard one.
+  // The iteration limit is over all slices: GLPK's it_lim counts from the problem's own
+  // iteration counter, which the slices keep adding to.
+  std::int64_t it_cap = INT_MAX;
+  for (const std::int64_t cap : {params.max_lp_iterations, state.max_total_iterations})
+    if (cap > 0) it_cap = std::min(it_cap, cap);
+  auto spent = [&] { return static_cast<std::int64_t>(glp_get_it_cnt(prob)); };
+  auto slice_limits = [&] {
+    smcp.tm_lim = RemainingMs(deadline);
+    smcp.it_lim = static_cast<int>(
+        std::clamp<std::int64_t>(it_cap - spent(), 1, std::int64_t{kLpSliceIterations}));
+  };
+  glp_set_it_cnt(prob, 0);
+  slice_limits();
+  ret = glp_simplex(prob, &smcp);
+  while (ret == GLP_EITLIM && spent() < it_cap && Clock::now() < deadline &&
+         !(params.stop != nullptr && params.stop->load())) {
+    smcp.presolve = GLP_OFF;
+    slice_limits();
+    ret = glp_simplex(prob, &smcp);
+    if (ret == GLP_EBADB) {
+      glp_std_basis(prob);
+      ret = glp_simplex(prob, &smcp);
+    }
+  }
+  if (ret == GLP_EITLIM) {  // out of work (or of time between slices): no bound
+    state.work_limited = spent() >= it_cap;
+    ret = GLP_ETMLIM;
+  }
+  if (ret == 0 && glp_get_status(prob) == GLP_NOFEAS) ret = GLP_ENOPFS;
+  if (ret == 0 && glp_get_status(prob) != GLP_OPT) ret = GLP_EFAIL;
+  if (ret == 0) {
+    state.bound = glp_get_obj_val(prob);
+    result.row_duals.resize(num_rows);
+    for (size_t i = 0; i < num_rows; ++i)
+      result.row_duals[i] = glp_get_row_dual(prob, static_cast<int>(i) + 1);
+    glp_iocp iocp;
+    glp_init_iocp(&iocp);
+    iocp.msg_lev = MsgLevel(params.log_level);
+    iocp.tm_lim = RemainingMs(deadline);
+    iocp.mip_gap = params.mip_gap;
+    iocp.tol_int = params.integrality_tolerance;
+    iocp.presolve = GLP_OFF;
+    const int cuts = params.cuts ? GLP_ON : GLP_OFF;
+    iocp.gmi_cuts = iocp.mir_cuts = iocp.cov_cuts = iocp.clq_cuts = cuts;
+    iocp.cb_func = Callback;
+    iocp.cb_info = &state;
+    ret = glp_intopt(prob, &iocp);
+    mip_status = glp_mip_status(prob);
+  }
+  // glp_intopt solves every node's LP on prob itself, so its counter holds them all.
+  result.lp_iterations = glp_get_it_cnt(prob);
+}
+
 }  // namespace
 
 std::string_view ToString(ModelStatus status) {
@@ -450,103 +518,61 @@ SolveResult Problem::Solve(const SolveParams& params,
     return result;
   }
 
-  // Load the model once, into a glp_prob that lives only during this call (see RunTrapped).
-  prob_ = LoadIntoGlpk();
-
   TermSink sink;
   sink.log = &params.log;
-  glp_term_hook(TermHook, &sink);
-
   CallbackState state;
-  state.incumbent = incumbent ? &warm : nullptr;
-  state.deadline = deadline;
-  state.stop_at = params.stop_at_objective;
-  state.stop = params.stop;
-  state.integral_objective = integral_objective;
-  state.max_nodes = params.max_nodes;
-  state.max_total_iterations = params.max_total_lp_iterations;
-  if (params.max_lp_work > 0) {
-    const std::int64_t nonzeros = std::max(1, num_nonzeros());
-    const std::int64_t by_work = std::max<std::int64_t>(1, params.max_lp_work / nonzeros);
-    state.max_total_iterations =
-        state.max_total_iterations > 0 ? std::min(state.max_total_iterations, by_work) : by_work;
-  }
-
-  // Root LP first (glp_intopt's own MIP presolver renumbers the columns, which would make
-  // the warm start unusable in the callback), then branch-and-cut on the original columns.
   int ret = GLP_EFAIL;
   int mip_status = GLP_UNDEF;
-  const bool glpk_ok = detail::RunTrapped([&] {
-    glp_smcp smcp;
-    glp_init_smcp(&smcp);
-    smcp.msg_lev = MsgLevel(params.log_level);
-    smcp.presolve = params.presolve ? GLP_ON : GLP_OFF;
-    if (params.scale) glp_scale_prob(prob_, GLP_SF_AUTO);
-    // The root LP in slices: GLPK's simplex has no callback, so an interrupt or the run's
-    // deadline would otherwise wait for the whole LP (seconds on a whole training graph).
-    // Each slice resumes from the basis the last one left, without the presolver, which keeps
-    // none; where no valid basis was left, from the standard one.
-    // The iteration limit is over all slices: GLPK's it_lim counts from the problem's own
-    // iteration counter, which the slices keep adding to.
-    std::int64_t it_cap = INT_MAX;
-    for (const std::int64_t cap : {params.max_lp_iterations, state.max_total_iterations})
-      if (cap > 0) it_cap = std::min(it_cap, cap);
-    auto spent = [&] { return static_cast<std::int64_t>(glp_get_it_cnt(prob_)); };
-    auto slice_limits = [&] {
-      smcp.tm_lim = RemainingMs(deadline);
-      smcp.it_lim = static_cast<int>(
-          std::clamp<std::int64_t>(it_cap - spent(), 1, std::int64_t{kLpSliceIterations}));
-    };
-    glp_set_it_cnt(prob_, 0);
-    slice_limits();
-    ret = glp_simplex(prob_, &smcp);
-    while (ret == GLP_EITLIM && spent() < it_cap && Clock::now() < deadline &&
-           !(params.stop != nullptr && params.stop->load())) {
-      smcp.presolve = GLP_OFF;
-      slice_limits();
-      ret = glp_simplex(prob_, &smcp);
-      if (ret == GLP_EBADB) {
-        glp_std_basis(prob_);
-        ret = glp_simplex(prob_, &smcp);
-      }
+  bool glpk_ok = false;
+  bool rescaled = false;
+  // GLPK's automatic scaling (GLP_SF_AUTO) leaves alone a problem it deems well scaled and
+  // rounds its factors; on one order window of FCN-8 at batch 32 that led to a basis GLPK could
+  // not factor and a failed internal check. Scaled by powers of two (exact) and always, the same
+  // window solves. So a failed check is retried once that way, from scratch, with what is
+  // left of the time; the first attempt's answer is lost with GLPK's environment anyway.
+  for (const int scaling : {GLP_SF_AUTO, GLP_SF_GM | GLP_SF_EQ | GLP_SF_2N}) {
+    rescaled = scaling != GLP_SF_AUTO;
+    // Load the model into a glp_prob that lives only during this call (see RunTrapped).
+    prob_ = LoadIntoGlpk();
+    glp_term_hook(TermHook, &sink);
+
+    state = CallbackState{};
+    state.incumbent = incumbent ? &warm : nullptr;
+    state.deadline = deadline;
+    state.stop_at = params.stop_at_objective;
+    state.stop = params.stop;
+    state.integral_objective = integral_objective;
+    state.max_nodes = params.max_nodes;
+    state.max_total_iterations = params.max_total_lp_iterations;
+    if (params.max_lp_work > 0) {
+      const std::int64_t nonzeros = std::max(1, num_nonzeros());
+      const std::int64_t by_work = std::max<std::int64_t>(1, params.max_lp_work / nonzeros);
+      state.max_total_iterations =
+          state.max_total_iterations > 0 ? std::min(state.max_total_iterations, by_work) : by_work;
     }
-    if (ret == GLP_EITLIM) {  // out of work (or of time between slices): no bound
-      state.work_limited = spent() >= it_cap;
-      ret = GLP_ETMLIM;
-    }
-    if (ret == 0 && glp_get_status(prob_) == GLP_NOFEAS) ret = GLP_ENOPFS;
-    if (ret == 0 && glp_get_status(prob_) != GLP_OPT) ret = GLP_EFAIL;
-    if (ret == 0) {
-      state.bound = glp_get_obj_val(prob_);
-      result.row_duals.resize(row_lower_.size());
-      for (size_t i = 0; i < row_lower_.size(); ++i)
-        result.row_duals[i] = glp_get_row_dual(prob_, static_cast<int>(i) + 1);
-      glp_iocp iocp;
-      glp_init_iocp(&iocp);
-      iocp.msg_lev = MsgLevel(params.log_level);
-      iocp.tm_lim = RemainingMs(deadline);
-      iocp.mip_gap = params.mip_gap;
-      iocp.tol_int = params.integrality_tolerance;
-      iocp.presolve = GLP_OFF;
-      const int cuts = params.cuts ? GLP_ON : GLP_OFF;
-      iocp.gmi_cuts = iocp.mir_cuts = iocp.cov_cuts = iocp.clq_cuts = cuts;
-      iocp.cb_func = Callback;
-      iocp.cb_info = &state;
-      ret = glp_intopt(prob_, &iocp);
-      mip_status = glp_mip_status(prob_);
-    }
-    // glp_intopt solves every node's LP on prob_ itself, so its counter holds them all.
-    result.lp_iterations = glp_get_it_cnt(prob_);
-  });
-  if (!glpk_ok) {  // the environment, and prob_ with it, is gone
-    prob_ = nullptr;
-    sink.Flush();
+
+    // Root LP first (glp_intopt's own MIP presolver renumbers the columns, which would make
+    // the warm start unusable in the callback), then branch-and-cut on the original columns.
     ret = GLP_EFAIL;
     mip_status = GLP_UNDEF;
-  }
-  if (glpk_ok) {
-    sink.Flush();
-    glp_term_hook(nullptr, nullptr);
+    result.row_duals.clear();
+    glpk_ok = detail::RunTrapped([&] {
+      SolveLoaded(prob_, row_lower_.size(), params, scaling, deadline, state, result, ret,
+                  mip_status);
+    });
+    if (!glpk_ok) {  // the environment, and prob_ with it, is gone
+      prob_ = nullptr;
+      sink.Flush();
+      ret = GLP_EFAIL;
+      mip_status = GLP_UNDEF;
+    }
+    if (glpk_ok) {
+      sink.Flush();
+      glp_term_hook(nullptr, nullptr);
+    }
+    if (glpk_ok || !params.scale || Clock::now() >= deadline ||
+        (params.stop != nullptr && params.stop->load()))
+      break;
   }
 
   const MappedStatus mapped =
@@ -576,7 +602,11 @@ SolveResult Problem::Solve(const SolveParams& params,
   if (!glpk_ok) {
     result.call = CallOutcome::kError;
     result.status = ModelStatus::kError;
-    msg << "GLPK failed an internal check (numerical trouble); ";
+    msg << "GLPK failed an internal check (numerical trouble)"
+        << (rescaled ? ", also scaled by powers of two" : "") << "; ";
+  } else if (rescaled) {
+    msg << "GLPK failed an internal check under its automatic scaling and solved again scaled "
+           "by powers of two; ";
   }
   msg << "GLPK returned " << ret << ", " << ToString(result.status);
   if (incumbent) {

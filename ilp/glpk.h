@@ -78,6 +78,8 @@ struct SolveParams {
   // internal check on 4 of 34 measured order windows; scaled, none did, and a layout it could
   // not improve in 20 s was solved in 0.06 s (perf/RESULTS.md). Scaled solutions can violate
   // rows by more than GLPK's tolerance in original units, so callers check what they decode.
+  // Where GLPK still fails an internal check, the solve is run once more from scratch scaled by
+  // powers of two (GLP_SF_GM | GLP_SF_EQ | GLP_SF_2N), which never skips and rounds nothing.
   bool scale = true;
   int log_level = 0;  // 0 off, 1 errors, 2 normal, 3 all (GLPK's msg_lev)
   // Receives GLPK's terminal output line by line; empty = discard it. GLPK never writes to
