@@ -266,6 +266,10 @@ std::string_view ToString(CallOutcome outcome) {
   return outcome == CallOutcome::kOk ? "ok" : "error";
 }
 
+double IntegralityToleranceFor(double row_weight, double requested) {
+  return std::min(requested, std::max(1e-9, 0.25 / std::max(1.0, row_weight)));
+}
+
 MappedStatus MapGlpkStatus(int ret, int mip_status, bool stopped_by_us, bool proven_optimal) {
   const bool feasible = mip_status == GLP_FEAS || mip_status == GLP_OPT;
   switch (ret) {
@@ -560,15 +564,13 @@ SolveResult Problem::Solve(const SolveParams& params,
       SolveLoaded(prob_, row_lower_.size(), params, scaling, deadline, state, result, ret,
                   mip_status);
     });
-    if (!glpk_ok) {  // the environment, and prob_ with it, is gone
+    sink.Flush();
+    if (glpk_ok) {
+      glp_term_hook(nullptr, nullptr);
+    } else {  // the environment, and prob_ with it, is gone
       prob_ = nullptr;
-      sink.Flush();
       ret = GLP_EFAIL;
       mip_status = GLP_UNDEF;
-    }
-    if (glpk_ok) {
-      sink.Flush();
-      glp_term_hook(nullptr, nullptr);
     }
     if (glpk_ok || !params.scale || Clock::now() >= deadline ||
         (params.stop != nullptr && params.stop->load()))

@@ -43,6 +43,12 @@ enum class ModelStatus {
 std::string_view ToString(ModelStatus status);
 std::string_view ToString(CallOutcome outcome);
 
+// An integrality tolerance for a model whose rows weigh integer columns by coefficients adding up
+// to at most `row_weight`: binaries left that close to 0 or 1 shift such a row by at most a
+// quarter, so what a caller decodes cannot differ from GLPK's answer by a unit. Never looser than
+// `requested`, never under 1e-9, where the simplex's own noise would be branched on.
+double IntegralityToleranceFor(double row_weight, double requested);
+
 enum class ColumnKind { kContinuous, kInteger, kBinary };
 
 struct SolveParams {

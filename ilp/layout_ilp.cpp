@@ -335,10 +335,9 @@ LayoutIlpResult SolveLayoutIlp(std::span<const Interval> intervals, Bytes alignm
   SolveParams solve = params.solve;
   solve.time_limit_s = std::max(0.0, solve.time_limit_s - SecondsSince(started));
   if (solve.stop_at_objective) *solve.stop_at_objective /= static_cast<double>(unit);
-  // A binary within 1/M of 1 lets a buffer of one unit overlap its neighbour; under 1e-9 the
-  // simplex's own noise would be branched on.
+  // A binary within 1/M of 1 lets a buffer of one unit overlap its neighbour.
   solve.integrality_tolerance =
-      std::min(solve.integrality_tolerance, std::max(1e-9, 0.25 / static_cast<double>(upper)));
+      IntegralityToleranceFor(static_cast<double>(upper), solve.integrality_tolerance);
   SolveResult solved = lp.Solve(solve, std::span<const double>(model.values));
   result.status = solved.status;
   result.call = solved.call;

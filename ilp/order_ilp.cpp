@@ -551,12 +551,10 @@ OrderIlpResult SolveOrderIlp(const Graph& graph, const MemoryModel& model, const
                                static_cast<double>(unit);
   // A peak row adds every storage's size times binaries that GLPK may leave within its
   // integrality tolerance of 0 or 1: at 1e-5 and millions of units of storages that hid a unit of
-  // peak, and the decoded order peaked above GLPK's objective. Under 0.25 units in all, it
-  // cannot; under 1e-9 the simplex's own noise would be branched on.
+  // peak, and the decoded order peaked above GLPK's objective.
   double total_units = 0.0;
   for (const SubStorage& s : c.storages) total_units += static_cast<double>(s.size / unit);
-  solve.integrality_tolerance =
-      std::min(solve.integrality_tolerance, std::max(1e-9, 0.25 / std::max(1.0, total_units)));
+  solve.integrality_tolerance = IntegralityToleranceFor(total_units, solve.integrality_tolerance);
   SolveResult solved = lp.Solve(solve, std::span<const double>(build.values()));
   result.status = solved.status;
   result.call = solved.call;

@@ -46,21 +46,20 @@ Graph SmallVit() {
   return Preset("vit-b16.yaml", {"model.batch=1", "model.n_layer=2", "model.image_size=64"});
 }
 
-OptimizerParams EveryLeafToTheSolver() {
-  OptimizerParams params;
-  params.bound_shortcut = false;
-  params.partition.node_limit = 12;
-  params.leaf_order.time_limit = 30;
-  params.time_limit = 0;
-  return params;
-}
-
 // Every leaf of more than one op to the solver, at the default node limit, with no deadline:
 // each leaf stops by its work limit or a proof, the same on any machine.
 OptimizerParams EveryLeafAtTheDefaultNodeLimit() {
   OptimizerParams params;
   params.bound_shortcut = false;
   params.time_limit = 0;
+  return params;
+}
+
+// The same in leaves of at most 12 ops, so that small graphs have several.
+OptimizerParams EveryLeafToTheSolver() {
+  OptimizerParams params = EveryLeafAtTheDefaultNodeLimit();
+  params.partition.node_limit = 12;
+  params.leaf_order.time_limit = 30;
   return params;
 }
 
