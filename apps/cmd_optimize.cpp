@@ -186,7 +186,10 @@ int RunOptimize(const OptimizeOptions& options) {
                                    {"single_op", c.single_op},
                                    {"not_started", c.not_started},
                                    {"solver_errors", c.solver_errors},
-                                   {"layouts_solved", c.layouts_solved}};
+                                   {"layouts_solved", c.layouts_solved},
+                                   {"layouts_proved_optimal", c.layouts_proved_optimal},
+                                   {"layouts_work_limited", c.layouts_work_limited},
+                                   {"layouts_time_limited", c.layouts_time_limited}};
   if (r.mode == OptimizeMode::kRoam) {
     std::ostringstream t;
     t << c.total << " total, " << c.sent_to_solver << " sent to a solver, " << c.proved_optimal
@@ -195,6 +198,9 @@ int RunOptimize(const OptimizeOptions& options) {
     if (c.single_op > 0) t << ", " << c.single_op << " single-op (nothing to order)";
     if (c.not_started > 0) t << ", " << c.not_started << " not started (time)";
     if (c.solver_errors > 0) t << ", " << c.solver_errors << " solver errors (warm start kept)";
+    t << "; layouts: " << c.layouts_solved << " solved, " << c.layouts_proved_optimal
+      << " proved optimal, " << c.layouts_work_limited << " work-limited, "
+      << c.layouts_time_limited << " time-limited";
     extra.push_back({"leaves", t.str(), leaves.dump()});
   }
   nlohmann::ordered_json baselines = nlohmann::ordered_json::array();

@@ -84,6 +84,9 @@ std::vector<std::pair<std::string, std::string>> OptimizerFigures(const Optimize
   add("leaves_not_started", std::to_string(c.not_started));
   add("leaves_solver_errors", std::to_string(c.solver_errors));
   add("leaf_layouts_solved", std::to_string(c.layouts_solved));
+  add("leaf_layouts_proved_optimal", std::to_string(c.layouts_proved_optimal));
+  add("leaf_layouts_work_limited", std::to_string(c.layouts_work_limited));
+  add("leaf_layouts_time_limited", std::to_string(c.layouts_time_limited));
   add("peak_leaves_optimal", yes(r.peak_leaves_optimal));
   add("pipeline_total_peak [B]", std::to_string(r.pipeline.summary.total_peak));
   add("baseline_won", yes(r.baseline_won));

@@ -248,6 +248,7 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
     if (status == LayoutStatus::kTimeLimit && result.height <= lo) status = LayoutStatus::kOptimal;
     if (status == LayoutStatus::kFeasible && result.height <= lo) status = LayoutStatus::kOptimal;
     result.status = status;
+    result.work_limited = result.work_limited && status == LayoutStatus::kTimeLimit;
     result.note = std::move(note);
     result.seconds = SecondsSince(started);
     return result;
@@ -366,7 +367,10 @@ LayoutResult SolveLayout(std::span<const Interval> intervals, Bytes alignment,
         if (lo >= hi()) return finish(LayoutStatus::kOptimal, "proven minimal");
       }
       if (out_of_time()) return finish(LayoutStatus::kTimeLimit, "the time limit struck");
-      if (budget_spent) return finish(LayoutStatus::kTimeLimit, "the node or work limit struck");
+      if (budget_spent) {
+        result.work_limited = true;
+        return finish(LayoutStatus::kTimeLimit, "the node or work limit struck");
+      }
     }
   } catch (const std::bad_alloc&) {
     result.call = LayoutCall::kError;

@@ -193,6 +193,9 @@ struct LayoutResult {
   std::int64_t nodes = 0;  // placements tried, over all probes
   std::int64_t work = 0;   // buffers and sections visited, over all probes (max_work)
   int probes = 0;          // capacities asked about
+  // kTimeLimit from the node or work limit, not the clock or the stop flag: the answer is the
+  // same on any machine.
+  bool work_limited = false;
   double seconds = 0.0;
   std::string note;  // why the call stopped where it did
 };

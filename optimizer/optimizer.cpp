@@ -43,6 +43,9 @@ struct LayoutSlot {
   std::vector<Bytes> offsets;  // relative to the leaf's base
   bool solved = false;
   Outcome outcome = Outcome::kHeuristic;
+  // Stopped at a limit without a proof; work_limited: the work limit, not the clock.
+  bool limited = false, work_limited = false;
+  bool not_started = false;  // the deadline or an interrupt came first: the greedy layout stays
 };
 
 class Run {
@@ -206,15 +209,22 @@ class Run {
   // The search engine on every planned storage under the plan's order, warm-started from its
   // layout, when the layout is above max-live. Keeps the plan's layout unless it is beaten.
   void FinalLayout(Plan& plan) {
-    if (!params_.final_layout.enabled || Expired() ||
-        plan.summary.actual_peak == plan.summary.theoretical_peak)
+    if (!params_.final_layout.enabled || plan.summary.actual_peak == plan.summary.theoretical_peak)
       return;
+    // A pass the deadline leaves no time for is one the clock stopped.
+    if (Expired()) {
+      result_.time_limit_hit = true;
+      return;
+    }
     // The search looks at the clock at every node, so it needs no overshoot reserve: it gets
     // what is left of the run (GLPK's reserve here once cost ViT-B/16 its last pass under
     // every short limit).
     Report("whole-graph layout", 0, 0);
     const double limit = std::min(params_.final_layout.time_limit, Remaining());
-    if (limit <= 0.01) return;
+    if (limit <= 0.01) {
+      result_.time_limit_hit = true;
+      return;
+    }
     const auto intervals =
         PlannedIntervals(model_, ComputeLifetimes(graph_, model_, plan.order, plan.steps));
     std::vector<Bytes> offsets;
@@ -229,6 +239,8 @@ class Run {
     p.stop = control_.stop;
     p.search = params_.final_layout.search;
     const layout::LayoutResult r = best.Search(p);
+    if (r.status == layout::LayoutStatus::kTimeLimit && !r.work_limited)
+      result_.time_limit_hit = true;
     if (best.height() >= start) return;
     pipeline_layout_ += " + whole-graph search";
     result_.layout_outcome = OutcomeOf(r.status, r.height, start);
@@ -436,8 +448,8 @@ class Run {
           "partition; the gap to the certified bound remains");
     pipeline_order_ = "leaf order ILPs from " + Start().name;
 
+    if (counts.time_limited > 0 || counts.not_started > 0) result_.time_limit_hit = true;
     std::vector<Bytes> offsets = Layout(tree, order);
-    result_.time_limit_hit = counts.time_limited > 0 || counts.not_started > 0;
     return PlanOf(std::move(order), offsets);
   }
 
@@ -500,9 +512,13 @@ class Run {
       const bool ilp = params_.leaf_layout.engine == LayoutEngine::kIlp;
       const double remaining = Remaining() - (ilp ? params_.solver_overshoot : 0.0);
       if (!params_.leaf_layout.enabled || local.size() < 2 ||
-          static_cast<int>(local.size()) > params_.leaf_layout.max_storages || Expired() ||
-          remaining <= 0.01 || LayoutHeight(local, greedy) == MaxLiveBytes(local))
+          static_cast<int>(local.size()) > params_.leaf_layout.max_storages ||
+          LayoutHeight(local, greedy) == MaxLiveBytes(local))
         return;
+      if (Expired() || remaining <= 0.01) {
+        slot.not_started = true;
+        return;
+      }
       const double limit = std::min(params_.leaf_layout.time_limit, remaining);
       slot.solved = true;
       if (ilp) {
@@ -514,6 +530,9 @@ class Run {
         ilp::LayoutIlpResult r =
             ilp::SolveLayoutIlp(local, params_.alignment, p, std::span<const Bytes>(greedy));
         slot.outcome = OutcomeOf(r.status, r.height, LayoutHeight(local, greedy));
+        slot.limited = r.status == ilp::ModelStatus::kFeasibleTimeLimit ||
+                       r.status == ilp::ModelStatus::kNoSolutionTimeLimit;
+        slot.work_limited = r.work_limited;
         if (r.height <= LayoutHeight(local, greedy)) slot.offsets = std::move(r.offsets);
         return;
       }
@@ -526,16 +545,30 @@ class Run {
       layout::LayoutResult r =
           layout::SolveLayout(local, params_.alignment, p, std::span<const Bytes>(greedy));
       slot.outcome = OutcomeOf(r.status, r.height, LayoutHeight(local, greedy));
+      slot.limited = r.status == layout::LayoutStatus::kTimeLimit;
+      slot.work_limited = r.work_limited;
       if (r.height < LayoutHeight(local, greedy)) slot.offsets = std::move(r.offsets);
     };
     FanOut("leaf layouts", nl, solve);
     // As for the order: a leaf's proof is not the whole layout's.
     Outcome leaves_outcome = Outcome::kHeuristic;
+    LeafCounts& counts = result_.leaves;
     for (int l = 0; l < nl; ++l) {
+      const LayoutSlot& slot = slots[U(l)];
       leaves[U(l)].offsets = std::move(slots[U(l)].offsets);
-      if (slots[U(l)].solved) ++result_.leaves.layouts_solved;
-      leaves_outcome = Worse(leaves_outcome, slots[U(l)].outcome);
+      leaves_outcome = Worse(leaves_outcome, slot.outcome);
+      if (slot.solved) ++counts.layouts_solved;
+      if (slot.solved && slot.outcome == Outcome::kOptimal) ++counts.layouts_proved_optimal;
+      if (slot.limited)
+        ++(slot.work_limited ? counts.layouts_work_limited : counts.layouts_time_limited);
     }
+    const auto not_started = std::count_if(slots.begin(), slots.end(),
+                                           [](const LayoutSlot& s) { return s.not_started; });
+    if (not_started > 0)
+      result_.notes.push_back(std::to_string(not_started) +
+                              " leaf layouts not started (time or interrupt): their greedy "
+                              "layouts are kept");
+    if (counts.layouts_time_limited > 0 || not_started > 0) result_.time_limit_hit = true;
     Report("merge", 0, 0);
     MergeParams merge = params_.merge;
     merge.search_time_limit_s = std::min(merge.search_time_limit_s, std::max(0.001, Remaining()));

@@ -40,7 +40,12 @@ struct LeafCounts {
   int single_op = 0;         // one op: nothing to order
   int not_started = 0;       // the run's time limit or an interrupt came first
   int solver_errors = 0;     // the solver failed (a GLPK error); the leaf keeps its warm start
-  int layouts_solved = 0;    // leaf layouts handed to the layout ILP
+  // Leaf layouts handed to the layout engine (planner.leaf_layout.engine), and what became of
+  // them, in the words used for the orders above.
+  int layouts_solved = 0;
+  int layouts_proved_optimal = 0;
+  int layouts_time_limited = 0;
+  int layouts_work_limited = 0;
 };
 
 struct OptimizeResult {
@@ -62,6 +67,9 @@ struct OptimizeResult {
   LeafCounts leaves;
   bool peak_leaves_optimal = false;  // every leaf at the pipeline's peak proved optimal
   bool interrupted = false;
+  // The clock (or an interrupt) stopped a part of the plan: a leaf's order or layout, a
+  // whole-graph ILP, the final layout pass, or the run before its pipeline. Another run can then
+  // return another plan; parts stopped by their work limits leave it false.
   bool time_limit_hit = false;
   std::vector<std::string> notes;  // plain sentences for the summary
   double seconds = 0.0;

@@ -293,6 +293,7 @@ TEST(LayoutSearch, AWorkLimitStopsTheSearchAtTheSameNodeWhateverTheGroupSize) {
     params.max_nodes = 3'000;
     const LayoutResult by_nodes = SolveLayout(in, 8, params);
     ASSERT_EQ(by_nodes.nodes, 3'000) << n << ": the instance is solved too soon to measure";
+    EXPECT_TRUE(by_nodes.work_limited) << n;
     EXPECT_GE(by_nodes.work, by_nodes.nodes);
     work_per_node.push_back(by_nodes.work / by_nodes.nodes);
 
@@ -302,6 +303,7 @@ TEST(LayoutSearch, AWorkLimitStopsTheSearchAtTheSameNodeWhateverTheGroupSize) {
     ExpectValid(in, r, 8);
     EXPECT_EQ(r.status, LayoutStatus::kTimeLimit) << n;
     EXPECT_EQ(r.note, "the node or work limit struck") << n;
+    EXPECT_TRUE(r.work_limited) << n;
     EXPECT_GE(r.work, params.max_work) << n;            // it stops only once the work is spent
     EXPECT_LT(r.work, params.max_work + 100 * n) << n;  // and at the next node
     const LayoutResult again = SolveLayout(in, 8, params);
@@ -316,6 +318,40 @@ TEST(LayoutSearch, AWorkLimitStopsTheSearchAtTheSameNodeWhateverTheGroupSize) {
   }
   // Eight times the buffers: several times the work per node.
   EXPECT_GT(work_per_node[1], 4 * work_per_node[0]);
+}
+
+// A stop says what stopped it: the node or work limit (the same answer on any machine) or the
+// clock and the stop flag (an answer that depends on when they came). A proof clears both.
+TEST(LayoutSearch, AStopSaysWhetherItsWorkLimitOrTheClockStoppedIt) {
+  std::mt19937_64 rng(11);
+  auto in = PerfectPacking(rng, 150, 1 << 20, 600, 8);
+  LayoutParams params;
+  params.time_limit_s = 0;
+  params.search.bottom_left = false;  // not solved within these limits
+  std::atomic<bool> stop{true};
+  params.stop = &stop;
+  const LayoutResult stopped = SolveLayout(in, 8, params);
+  ExpectValid(in, stopped, 8);
+  EXPECT_EQ(stopped.status, LayoutStatus::kTimeLimit);
+  EXPECT_FALSE(stopped.work_limited);
+
+  params.stop = nullptr;
+  params.time_limit_s = 1e-6;
+  const LayoutResult timed = SolveLayout(in, 8, params);
+  EXPECT_EQ(timed.status, LayoutStatus::kTimeLimit);
+  EXPECT_FALSE(timed.work_limited);
+
+  params.time_limit_s = 0;
+  params.max_nodes = 10;
+  const LayoutResult limited = SolveLayout(in, 8, params);
+  EXPECT_EQ(limited.status, LayoutStatus::kTimeLimit);
+  EXPECT_TRUE(limited.work_limited);
+
+  params.search.bottom_left = true;  // finds these packings at the bound's first probe
+  params.max_nodes = 1'000'000;
+  const LayoutResult proved = SolveLayout(in, 8, params);
+  EXPECT_EQ(proved.status, LayoutStatus::kOptimal);
+  EXPECT_FALSE(proved.work_limited);
 }
 
 TEST(LayoutSearch, AWarmStartIsNeverWorsenedAndABadOneIsRejected) {

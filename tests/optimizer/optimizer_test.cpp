@@ -151,6 +151,32 @@ TEST(Optimizer, LeavesThatRunOutOfTimeStillGiveAValidPlan) {
   EXPECT_LT(r.leaves.proved_optimal, r.leaves.sent_to_solver);
 }
 
+// Leaf layouts say what stopped them, as leaf orders do: their node limit (no deadline: the same
+// plan on any machine) or the clock (a time limit hit, since another run may differ).
+TEST(Optimizer, LeafLayoutsSayWhetherTheirWorkLimitOrTheClockStoppedThem) {
+  // Three leaf layouts go to the search, each proved optimal by default.
+  const Graph graph = Preset("mobilenet_v2.yaml", {"model.batch=1"});
+  struct Case {
+    double time_limit;  // 600: an outer cap that never binds here
+    std::int64_t max_nodes;
+    bool by_clock;
+  };
+  for (const Case& c : {Case{600, 1, false}, Case{1e-6, 0, true}}) {
+    SCOPED_TRACE(c.by_clock ? "stopped by the clock" : "stopped by the node limit");
+    OptimizerParams params;
+    params.leaf_layout.time_limit = c.time_limit;
+    params.leaf_layout.max_nodes = c.max_nodes;
+    const OptimizeResult r = Optimize(graph, params);
+    ExpectTruthful(graph, r);
+    const LeafCounts& n = r.leaves;
+    const int stopped = c.by_clock ? n.layouts_time_limited : n.layouts_work_limited;
+    EXPECT_GT(stopped, 0);
+    EXPECT_EQ(c.by_clock ? n.layouts_work_limited : n.layouts_time_limited, 0);
+    EXPECT_EQ(n.layouts_proved_optimal + stopped, n.layouts_solved);
+    EXPECT_EQ(r.time_limit_hit, c.by_clock);
+  }
+}
+
 // Leaves that stop at their work limit give the same plan whatever the threads and however
 // long each solve takes: a leaf solver slowed by a different delay on each call (a loaded
 // machine, leaves finishing in another order) changes nothing, since no solve is bounded by
@@ -418,7 +444,8 @@ TEST_F(OptimizeCli, JsonHasTheSummaryTheBoundTheBaselinesAndTheLeaves) {
   EXPECT_EQ(doc["baselines"][0]["name"], "pytorch");
   EXPECT_EQ(doc["baselines"][1]["name"], "heuristic");
   for (const char* key :
-       {"total", "sent_to_solver", "proved_optimal", "time_limited", "work_limited"})
+       {"total", "sent_to_solver", "proved_optimal", "time_limited", "work_limited",
+        "layouts_solved", "layouts_proved_optimal", "layouts_work_limited", "layouts_time_limited"})
     EXPECT_TRUE(doc["leaves"].contains(key)) << key;
   auto g = testing::RunRoam({"export-graph", kConfigs + "/resnet50.yaml", "--set", "model.batch=1",
                              "-o", Path("g.json")});

@@ -41,6 +41,12 @@ inline void ExpectTruthful(const Graph& graph, const OptimizeResult& r) {
         << "every leaf is sent, skipped, not started or a single op";
     EXPECT_LE(c.proved_optimal + c.time_limited + c.work_limited + c.solver_errors,
               c.sent_to_solver);
+    EXPECT_LE(c.layouts_proved_optimal + c.layouts_time_limited + c.layouts_work_limited,
+              c.layouts_solved);
+    EXPECT_LE(c.layouts_solved, c.total);
+    if (c.time_limited > 0 || c.not_started > 0 || c.layouts_time_limited > 0) {
+      EXPECT_TRUE(r.time_limit_hit) << "a part the clock stopped is a time limit hit";
+    }
   }
 }
 
