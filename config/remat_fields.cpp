@@ -320,6 +320,18 @@ const std::vector<Field>& RematFields() {
           "remat.fit.refine_retries", 0, kMaxInt,
           "bisections of the targets between a retry that missed and one that fit",
           [](auto& p) -> auto& { return p.remat.fit.refine_retries; }),
+      Int(
+          "remat.fit.prune.max_trials", 0, kMaxInt,
+          "repeats tried for dropping where the plan's layout still fits; 0 = off",
+          [](auto& p) -> auto& { return p.remat.fit.prune.max_trials; }),
+      Int(
+          "remat.fit.prune.repack_windows", 0, kMaxInt,
+          "repacking windows per trial where a longer-lived buffer finds no place; 0 = none",
+          [](auto& p) -> auto& { return p.remat.fit.prune.repack_windows; }),
+      Int(
+          "remat.fit.prune.max_windows", 0, kMaxInt,
+          "repacking windows one prune (one per fit loop) may solve in all",
+          [](auto& p) -> auto& { return p.remat.fit.prune.max_windows; }),
       Number(
           "remat.fit.search_time_limit_s", 0.0, kInf,
           "seconds of layout search per attempt (a cap)",

@@ -112,13 +112,19 @@ struct Laid {
   Bytes actual = std::numeric_limits<Bytes>::max();
   Bytes measured = std::numeric_limits<Bytes>::max();  // what the budget bounds: fit.by
   bool repacked = false;                               // offsets from fit.repack
+  // The theoretical peak the methods were asked to meet: the budget, or a retry's lower
+  // target, where what the exact method proved (its optimum, its bound) holds only there.
+  Bytes target = 0;
+  int pruned = 0;  // repeats the prune in the arena dropped
 };
 
 // memo (may be null): the plan's layouts, for a schedule laid out again (a fit.alone builder's
-// loop retracing best's, a retry that reaches a schedule met before).
-Laid LayOutSchedule(const Context& ctx, MethodResult r, Bytes budget, const RematParams& params,
-                    PlanMemo* memo) {
+// loop retracing best's, a retry that reaches a schedule met before). target: what r was asked
+// to meet.
+Laid LayOutSchedule(const Context& ctx, MethodResult r, Bytes target, Bytes budget,
+                    const RematParams& params, PlanMemo* memo) {
   Laid l;
+  l.target = target;
   const PlanMemo::LaidOut* met = nullptr;
   if (memo != nullptr)
     for (const PlanMemo::LaidOut& m : memo->laid_out)
@@ -158,7 +164,7 @@ std::optional<Laid> WithoutRecomputation(const Context& ctx, Bytes budget,
     r.schedule = OrderSchedule(ctx, params, order);
     r.peak = TheoreticalPeak(ctx.graph, ctx.model, r.schedule);
     if (r.peak > budget) continue;
-    Laid l = LayOutSchedule(ctx, std::move(r), budget, params, nullptr);
+    Laid l = LayOutSchedule(ctx, std::move(r), budget, budget, params, nullptr);
     if (l.measured <= budget) return l;
   }
   return std::nullopt;
@@ -222,7 +228,7 @@ void RefineTarget(const Context& ctx, Bytes budget, const RematParams& params, c
     const Bytes mid = fitted + (missed - fitted) / 2;
     Schedule greedy_state = greedy_at_miss;
     Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
-    Laid l = LayOutSchedule(ctx, RunPreset(call, preset, mid), budget, params, shared.memo);
+    Laid l = LayOutSchedule(ctx, RunPreset(call, preset, mid), mid, budget, params, shared.memo);
     (l.measured <= budget ? fitted : missed) = mid;
     if (RepackMay(l, budget, params)) misses.push_back(l);
     if (Better(l, best, budget)) best = std::move(l);
@@ -264,7 +270,7 @@ Descent Descend(const Context& ctx, Bytes budget, const RematParams& params, con
     MethodResult r = RunPreset(call, preset, d.target);
     shared.greedy = nullptr;
     const Bytes reached = r.peak;
-    Laid l = LayOutSchedule(ctx, std::move(r), budget, params, shared.memo);
+    Laid l = LayOutSchedule(ctx, std::move(r), d.target, budget, params, shared.memo);
     const Bytes theoretical = l.eval.peak, actual = l.actual;
     d.fitted = l.measured <= budget;
     const bool dearer = !Cheaper(l.eval.recompute_cost, shared.cost_to_beat);
@@ -350,12 +356,36 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
     for (MethodResult& f : Fallbacks(ctx, budget, params)) {
       if (ctx.deadline.Expired()) break;
       if (!Cheaper(f.recompute_cost, to_beat)) break;  // cheapest first
-      Laid l = LayOutSchedule(ctx, std::move(f), budget, params, shared.memo);
+      Laid l = LayOutSchedule(ctx, std::move(f), budget, budget, params, shared.memo);
       if (l.measured > budget) continue;
       best = std::move(l);
       opening.reset();  // the plan is at the budget's own target
       break;
     }
+  }
+  // The loop's plan, pruned in the arena: the repeats its lower target or its repacking left
+  // that the layout does not need. After the loop, so that its retries, their targets and
+  // every comparison stay as they were; the loops that follow (fit.alone, start orders) are
+  // held to the plan's cost as built (prune_saved), as theirs are compared before their prune.
+  double prune_saved = 0;
+  if (best->measured <= budget && !FitByTheoretical(params) && params.fit.prune.max_trials > 0 &&
+      best->method.status != Status::kOptimal && !ctx.deadline.Expired()) {
+    const double built = best->eval.recompute_cost;
+    int windows = params.fit.prune.max_windows;
+    best->pruned = PruneInArena(ctx.graph, budget, params, ctx.deadline, best->method, best->eval,
+                                best->offsets, windows);
+    if (best->pruned > 0) {
+      best->actual = best->measured =
+          LayoutHeight(PlannedIntervals(best->eval.model, best->eval.lifetimes), best->offsets);
+      prune_saved = built - best->eval.recompute_cost;
+    }
+  }
+  // What the exact method proved at a lower target, or of a schedule since pruned, is not
+  // proved of the budget: the plan is then a feasible one, and the in-order bound (after the
+  // plan) may prove more.
+  if (best->target < budget || best->pruned > 0) {
+    if (best->method.status == Status::kOptimalInOrder) best->method.status = Status::kFeasible;
+    best->method.lower_bound = 0;
   }
   const MethodResult& m = best->method;
   result.fit_by = params.fit.by;
@@ -377,6 +407,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   result.repacked = best->repacked;
   result.start_order = m.order.empty() ? params.base_order : m.order;
   result.recompute_cost = best->eval.recompute_cost;
+  result.prune_saved = prune_saved;
   result.compute_overhead =
       result.original_cost > 0 ? result.recompute_cost / result.original_cost : 0.0;
   result.schedule = m.schedule;

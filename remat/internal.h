@@ -120,6 +120,18 @@ std::vector<MethodResult> GreedyDescent(
 void PruneRepeats(const Graph& graph, const std::vector<double>& costs, Bytes budget,
                   const RematParams& params, GreedyState& scratch, MethodResult& result);
 
+// The prune in the arena (arena_prune.cpp): on a schedule whose layout `offsets` (in
+// eval.model.planned order) fits budget, repeats are dropped, dearest first, where the schedule
+// stays within budget by its theoretical peak and the layout still fits it with only the
+// buffers that now live longer placed again: each at the lowest offset free over its new
+// lifetime, or, where one lands above the budget, the layout repacked towards it (at most
+// params.fit.prune.repack_windows windows a trial, out of windows_left). At most
+// params.fit.prune.max_trials trials; method, eval and offsets are updated together. Returns
+// the repeats dropped.
+int PruneInArena(const Graph& graph, Bytes budget, const RematParams& params,
+                 const Deadline& deadline, MethodResult& method, Evaluated& eval,
+                 std::vector<Bytes>& offsets, int& windows_left);
+
 // Ruin and recreate (lns.cpp) on a schedule within target by its theoretical peak,
 // params.lns's rounds: returns incumbent unless a better schedule within target was found
 // (method "lns"). Fitting by the arena, better means cheaper and laid out within arena_budget

@@ -304,6 +304,17 @@ struct LookaheadParams {
 
 // Fitting the arena (docs/remat.md, "Fitting by the arena"): the layout of a schedule, the
 // retries at lower targets, and best's fallback.
+// remat.fit.prune (FitParams::prune).
+struct ArenaPruneParams {
+  int max_trials = 200;  // repeats tried in all (0: off)
+  // Where a buffer that lives longer finds no free place within the budget, the layout is
+  // repacked towards it (fit.repack's windows), at most this many windows a trial (0: not)...
+  int repack_windows = 100;
+  // ... and this many in all for one prune (one per fit loop: best's, each fit.alone
+  // builder's, each start order's).
+  int max_windows = 1000;
+};
+
 struct FitParams {
   // Best-fit is tried on the rewritten graph, then llfb; if the arena still exceeds the
   // budget, the methods are rerun with the target lowered by the excess, at most this often
@@ -326,6 +337,11 @@ struct FitParams {
   // (random-layered-100, seed 3, at 80%: 20.72% -> 15.98%) for up to twice the time; where the
   // first attempt fits, as on ResNet-50 and GPT-2, it never runs (perf/RESULTS.md).
   int refine_retries = 4;
+  // The prune in the arena, on the plan that fits: a repeat is dropped where the schedule stays
+  // within the budget by its theoretical peak and the plan's layout, with only the buffers that
+  // now live longer placed again, still fits it. The retries buy the layout slack across the
+  // whole schedule; this gives back the repeats it did not need.
+  ArenaPruneParams prune;
   // What the budget bounds: "arena" (the laid-out arena, offsets included: what a runtime
   // allocates) or "theoretical" (the sum of live bytes at each step, MOCCASIN's and
   // Checkmate's accounting; for comparisons with them; the plan's arena may then exceed the

@@ -108,17 +108,19 @@ void KeepBetter(RematResult& result, RematResult other) {
 }
 
 // What a later search for the same budget must beat: the cheaper of what the caller's must and
-// result, where result fits.
+// result, where result fits, at result's cost before its prune in the arena, since the later
+// search's fit loop compares its schedules before theirs.
 double ToBeat(const Shared& shared, const RematResult& result) {
-  return result.feasible ? std::min(shared.cost_to_beat, result.recompute_cost)
+  return result.feasible ? std::min(shared.cost_to_beat, result.recompute_cost + result.prune_saved)
                          : shared.cost_to_beat;
 }
 
 // `best` picks its schedule by the theoretical peak; when the layout of the pick misses the
 // budget, the retries lower the target for all builders at once, which can end above the
 // budget, or dearer, where one builder's own retries fit (the targets they reach differ). So
-// where best ends infeasible, repacked, or on the schedule of a builder of fit.alone, that builder
-// is planned alone too and kept when it does better: best is never dearer than a pick of it.
+// where best ends infeasible, repacked, pruned in the arena, or on the schedule of a builder of
+// fit.alone, that builder is planned alone too and kept when it does better: best is never
+// dearer than a pick of it.
 RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& params,
                        Schedule& greedy_state, const Shared& shared) {
   RematResult result = Fit(ctx, budget, params, greedy_state, shared);
@@ -127,7 +129,9 @@ RematResult PlanPreset(const Context& ctx, Bytes budget, const RematParams& para
     if (ctx.deadline.Expired()) break;
     // A repacked plan is a miss of best's retries rescued after them; the builder's own retries
     // reach other targets, whose misses may repack at less compute.
-    if (result.feasible && result.method != name && !result.repacked) continue;
+    // A pruned plan was picked before its prune: the builder's own plan may prune further.
+    if (result.feasible && result.method != name && !result.repacked && result.prune_saved <= 0)
+      continue;
     RematParams alone = params;
     alone.method = name;
     Schedule unused;

@@ -68,6 +68,9 @@ struct RematResult {
   double compute_overhead = 0;
   double original_cost = 0;
   double recompute_cost = 0;
+  // Of recompute_cost's schedule as its fit loop built it, what the prune in the arena
+  // (fit.prune) took off: the loops that run after a plan are held to its cost as built.
+  double prune_saved = 0;
   Schedule schedule;
   Rewritten rewritten;
   Plan plan;  // of rewritten.graph, validated, order == rewritten.order

@@ -36,6 +36,9 @@ RematParams Deterministic(const std::string& method) {
   params.fit.search_max_nodes = 100'000;
   params.ilp.max_ops = 0;  // the exact method is measured in perf/, not here
   params.overhead_bound.cuts = 0;
+  // The loop's own mechanisms, compared with and without each: the prune in the arena after
+  // the loop (tests/remat/arena_prune_test.cpp) would narrow the differences they make.
+  params.fit.prune.max_trials = 0;
   return params;
 }
 
