@@ -42,6 +42,10 @@ enum class ModelStatus {
 };
 std::string_view ToString(ModelStatus status);
 std::string_view ToString(CallOutcome outcome);
+// GLPK stopped at its time or work limit, with or without a solution, before a proof.
+constexpr bool StoppedAtALimit(ModelStatus status) {
+  return status == ModelStatus::kFeasibleTimeLimit || status == ModelStatus::kNoSolutionTimeLimit;
+}
 
 // An integrality tolerance for a model whose rows weigh integer columns by coefficients adding up
 // to at most `row_weight`: binaries left that close to 0 or 1 shift such a row by at most a

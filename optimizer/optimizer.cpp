@@ -211,15 +211,16 @@ class Run {
   void FinalLayout(Plan& plan) {
     if (!params_.final_layout.enabled || plan.summary.actual_peak == plan.summary.theoretical_peak)
       return;
-    // A pass the deadline leaves no time for is one the clock stopped.
+    // A pass the deadline leaves no time for is one the clock stopped: checked before the
+    // stage is reported and again after (a progress callback may be where the time goes).
     if (Expired()) {
       result_.time_limit_hit = true;
       return;
     }
+    Report("whole-graph layout", 0, 0);
     // The search looks at the clock at every node, so it needs no overshoot reserve: it gets
     // what is left of the run (GLPK's reserve here once cost ViT-B/16 its last pass under
     // every short limit).
-    Report("whole-graph layout", 0, 0);
     const double limit = std::min(params_.final_layout.time_limit, Remaining());
     if (limit <= 0.01) {
       result_.time_limit_hit = true;
@@ -414,8 +415,7 @@ class Run {
       ++counts.sent_to_solver;
       if (slot.solver_error) ++counts.solver_errors;
       if (slot.outcome == Outcome::kOptimal) ++counts.proved_optimal;
-      if (slot.status == ilp::ModelStatus::kFeasibleTimeLimit ||
-          slot.status == ilp::ModelStatus::kNoSolutionTimeLimit)
+      if (ilp::StoppedAtALimit(slot.status))
         ++(slot.work_limited ? counts.work_limited : counts.time_limited);
     }
     if (params_.leaf_order.enabled &&
@@ -530,8 +530,7 @@ class Run {
         ilp::LayoutIlpResult r =
             ilp::SolveLayoutIlp(local, params_.alignment, p, std::span<const Bytes>(greedy));
         slot.outcome = OutcomeOf(r.status, r.height, LayoutHeight(local, greedy));
-        slot.limited = r.status == ilp::ModelStatus::kFeasibleTimeLimit ||
-                       r.status == ilp::ModelStatus::kNoSolutionTimeLimit;
+        slot.limited = ilp::StoppedAtALimit(r.status);
         slot.work_limited = r.work_limited;
         if (r.height <= LayoutHeight(local, greedy)) slot.offsets = std::move(r.offsets);
         return;
@@ -553,6 +552,7 @@ class Run {
     // As for the order: a leaf's proof is not the whole layout's.
     Outcome leaves_outcome = Outcome::kHeuristic;
     LeafCounts& counts = result_.leaves;
+    int not_started = 0;
     for (int l = 0; l < nl; ++l) {
       const LayoutSlot& slot = slots[U(l)];
       leaves[U(l)].offsets = std::move(slots[U(l)].offsets);
@@ -561,9 +561,8 @@ class Run {
       if (slot.solved && slot.outcome == Outcome::kOptimal) ++counts.layouts_proved_optimal;
       if (slot.limited)
         ++(slot.work_limited ? counts.layouts_work_limited : counts.layouts_time_limited);
+      if (slot.not_started) ++not_started;
     }
-    const auto not_started = std::count_if(slots.begin(), slots.end(),
-                                           [](const LayoutSlot& s) { return s.not_started; });
     if (not_started > 0)
       result_.notes.push_back(std::to_string(not_started) +
                               " leaf layouts not started (time or interrupt): their greedy "

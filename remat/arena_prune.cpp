@@ -71,20 +71,14 @@ int PruneInArena(const Graph& graph, Bytes budget, const RematParams& params,
   int trials = 0, dropped = 0;
   for (bool improved = true; improved;) {
     improved = false;
-    std::vector<std::pair<double, size_t>> repeats;  // (cost, position), dearest first
-    std::vector<char> seen(U(graph.num_ops()), 0);
-    for (size_t i = 0; i < method.schedule.size(); ++i) {
-      const OpId op = method.schedule[i];
-      if (seen[U(op)] && costs[U(op)] > 0) repeats.emplace_back(costs[U(op)], i);
-      seen[U(op)] = 1;
-    }
-    std::stable_sort(repeats.begin(), repeats.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    const std::vector<std::pair<double, size_t>> repeats =
+        RepeatsDearestFirst(method.schedule, costs);
     const std::vector<StorageKey> old_keys = KeysOf(eval.rewritten, eval.model);
     const std::vector<Interval> old_intervals = PlannedIntervals(eval.model, eval.lifetimes);
     std::map<StorageKey, size_t> old_index;
     for (size_t k = 0; k < old_keys.size(); ++k) old_index.emplace(old_keys[k], k);
     for (const auto& repeat : repeats) {
+      if (repeat.first <= 0) break;  // dropping a free copy saves nothing
       const size_t at = repeat.second;
       if (trials >= params.fit.prune.max_trials || deadline.Expired()) return dropped;
       ++trials;
@@ -128,7 +122,7 @@ int PruneInArena(const Graph& graph, Bytes budget, const RematParams& params,
         fits = fits && placed_at[k] + intervals[k].size <= budget;
       }
       if (!fits) {
-        // Repacked window by window towards the budget, out of the plan's allowance.
+        // Repacked window by window towards the budget, out of this prune's allowance.
         const int windows = std::min(params.fit.prune.repack_windows, windows_left);
         if (windows <= 0) continue;
         layout::RepackParams repack = params.fit.repack;

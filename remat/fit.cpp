@@ -115,7 +115,6 @@ struct Laid {
   // The theoretical peak the methods were asked to meet: the budget, or a retry's lower
   // target, where what the exact method proved (its optimum, its bound) holds only there.
   Bytes target = 0;
-  int pruned = 0;  // repeats the prune in the arena dropped
 };
 
 // memo (may be null): the plan's layouts, for a schedule laid out again (a fit.alone builder's
@@ -368,13 +367,14 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   // every comparison stay as they were; the loops that follow (fit.alone, start orders) are
   // held to the plan's cost as built (prune_saved), as theirs are compared before their prune.
   double prune_saved = 0;
+  int pruned = 0;
   if (best->measured <= budget && !FitByTheoretical(params) && params.fit.prune.max_trials > 0 &&
       best->method.status != Status::kOptimal && !ctx.deadline.Expired()) {
     const double built = best->eval.recompute_cost;
     int windows = params.fit.prune.max_windows;
-    best->pruned = PruneInArena(ctx.graph, budget, params, ctx.deadline, best->method, best->eval,
-                                best->offsets, windows);
-    if (best->pruned > 0) {
+    pruned = PruneInArena(ctx.graph, budget, params, ctx.deadline, best->method, best->eval,
+                          best->offsets, windows);
+    if (pruned > 0) {
       best->actual = best->measured =
           LayoutHeight(PlannedIntervals(best->eval.model, best->eval.lifetimes), best->offsets);
       prune_saved = built - best->eval.recompute_cost;
@@ -383,7 +383,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
   // What the exact method proved at a lower target, or of a schedule since pruned, is not
   // proved of the budget: the plan is then a feasible one, and the in-order bound (after the
   // plan) may prove more.
-  if (best->target < budget || best->pruned > 0) {
+  if (best->target < budget || pruned > 0) {
     if (best->method.status == Status::kOptimalInOrder) best->method.status = Status::kFeasible;
     best->method.lower_bound = 0;
   }

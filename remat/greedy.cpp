@@ -342,15 +342,7 @@ struct IncrementalEngine {
 template <class Engine>
 void Prune(const Graph& graph, const std::vector<double>& costs, Bytes budget,
            const RematParams& params, Engine& engine, MethodResult& result) {
-  std::vector<std::pair<double, size_t>> repeats;  // (cost, position)
-  std::vector<char> seen(U(graph.num_ops()), 0);
-  for (size_t i = 0; i < result.schedule.size(); ++i) {
-    const OpId op = result.schedule[i];
-    if (seen[U(op)]) repeats.emplace_back(costs[U(op)], i);
-    seen[U(op)] = 1;
-  }
-  std::stable_sort(repeats.begin(), repeats.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::pair<double, size_t>> repeats = RepeatsDearestFirst(result.schedule, costs);
   if (static_cast<int>(repeats.size()) > params.greedy.prune_attempts)
     repeats.resize(static_cast<size_t>(params.greedy.prune_attempts));
   std::vector<size_t> removed;  // positions already dropped, to shift the later ones
@@ -546,6 +538,20 @@ GreedyTools::GreedyTools(const Graph& graph, const RematParams& params)
       costs(OpCosts(graph)),
       flags(MakeOpFlags(graph, params)),
       state(graph, model, costs, params.rule) {}
+
+std::vector<std::pair<double, size_t>> RepeatsDearestFirst(std::span<const OpId> schedule,
+                                                           const std::vector<double>& costs) {
+  std::vector<std::pair<double, size_t>> repeats;  // (cost, position)
+  std::vector<char> seen(costs.size(), 0);
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    const OpId op = schedule[i];
+    if (seen[U(op)]) repeats.emplace_back(costs[U(op)], i);
+    seen[U(op)] = 1;
+  }
+  std::stable_sort(repeats.begin(), repeats.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  return repeats;
+}
 
 void PruneRepeats(const Graph& graph, const std::vector<double>& costs, Bytes budget,
                   const RematParams& params, GreedyState& scratch, MethodResult& result) {

@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/deadline.h"
@@ -114,6 +115,11 @@ std::vector<MethodResult> GreedyDescent(
     const Graph& graph, Schedule start, std::span<const Bytes> budgets, const RematParams& params,
     GreedyEvaluation evaluation = GreedyEvaluation::kIncremental,
     const Deadline* deadline = nullptr);
+
+// A schedule's repeats (positions of every computation after an op's first), dearest first by
+// costs (OpCosts), ties in schedule order: what both prunes try to drop.
+std::vector<std::pair<double, size_t>> RepeatsDearestFirst(std::span<const OpId> schedule,
+                                                           const std::vector<double>& costs);
 
 // The greedy's prune on its own: repeats dropped, dearest first, while result stays within
 // budget (trials evaluated on scratch, whose state it leaves undefined).
