@@ -139,4 +139,26 @@ Field Numbers(std::string key, double min, double max, std::string doc, Get get)
           }};
 }
 
+// A list of integers (possibly empty), each in [min, max].
+template <typename Get>
+Field Ints(std::string key, std::int64_t min, std::int64_t max, const char* example,
+           std::string doc, Get get) {
+  using T = typename MemberOf<Get>::value_type;
+  return {std::move(key), std::move(doc),
+          [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
+            if (!v.IsSequence())
+              r.Fail(path, v, std::string("must be a list of integers, e.g. ") + example);
+            std::vector<T> values;
+            for (size_t i = 0; i < v.size(); ++i)
+              values.push_back(
+                  static_cast<T>(r.Integer(v[i], path + "[" + std::to_string(i) + "]", min, max)));
+            get(p) = values;
+          },
+          [=](const Planning& p) {
+            std::string out;
+            for (T x : get(p)) out += (out.empty() ? "" : ", ") + std::to_string(x);
+            return "[" + out + "]";
+          }};
+}
+
 }  // namespace roam::config::detail

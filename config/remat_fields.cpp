@@ -324,9 +324,14 @@ const std::vector<Field>& RematFields() {
           "remat.fit.prune.max_trials", 0, kMaxInt,
           "repeats tried for dropping where the plan's layout still fits; 0 = off",
           [](auto& p) -> auto& { return p.remat.fit.prune.max_trials; }),
+      Ints(
+          "remat.fit.prune.repair_margins", 0, kMaxInt, "[0, 10, 20, 40, 80]",
+          "steps each side of a longer-lived buffer that finds no place: one window searched at "
+          "the budget per margin, in turn; [] = none",
+          [](auto& p) -> auto& { return p.remat.fit.prune.repair_margins; }),
       Int(
           "remat.fit.prune.repack_windows", 0, kMaxInt,
-          "repacking windows per trial where a longer-lived buffer finds no place; 0 = none",
+          "repacking windows per trial where no repair window fits; 0 = none",
           [](auto& p) -> auto& { return p.remat.fit.prune.repack_windows; }),
       Int(
           "remat.fit.prune.max_windows", 0, kMaxInt,

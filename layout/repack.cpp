@@ -152,4 +152,40 @@ RepackResult Repack(std::span<const Interval> intervals, Bytes alignment,
   return result;
 }
 
+RepackResult RepackAround(std::span<const Interval> intervals, Bytes alignment,
+                          std::span<const Bytes> offsets, Bytes capacity, int buffer,
+                          std::span<const int> margins, const RepackParams& params,
+                          const Deadline& deadline) {
+  if (alignment <= 0) throw std::invalid_argument("repack: alignment must be positive");
+  if (buffer < 0 || static_cast<size_t>(buffer) >= intervals.size())
+    throw std::invalid_argument("repack: the buffer to repair is not one of the layout's");
+  if (params.max_free_buffers < 1 || params.subproblem_max_nodes < 1 ||
+      std::any_of(margins.begin(), margins.end(), [](int m) { return m < 0; }))
+    throw std::invalid_argument(
+        "repack: margins must be at least 0, max_free_buffers and subproblem_max_nodes at least 1");
+  if (std::string problem = CheckLayout(intervals, offsets, alignment); !problem.empty())
+    throw std::invalid_argument("repack: invalid layout: " + problem);
+  RepackResult result;
+  result.offsets.assign(offsets.begin(), offsets.end());
+  result.height = LayoutHeight(intervals, result.offsets);
+  if (result.height <= capacity) return result;
+  std::set<std::vector<int>> tried;  // margins that free the same buffers are one subproblem
+  for (int margin : margins) {
+    if (deadline.Expired()) break;
+    const Window w =
+        Around(intervals, result.offsets, buffer, margin, capacity, params.max_free_buffers);
+    if (w.freed.empty()) break;  // wider margins free more still
+    std::vector<int> freed = w.freed;
+    std::sort(freed.begin(), freed.end());
+    if (!tried.insert(std::move(freed)).second) continue;
+    ++result.subproblems;
+    if (Resolve(intervals, alignment, result.offsets, w, capacity, params, deadline)) {
+      ++result.improved;
+      result.height = LayoutHeight(intervals, result.offsets);
+      break;
+    }
+  }
+  return result;
+}
+
 }  // namespace roam::layout

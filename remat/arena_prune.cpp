@@ -1,6 +1,6 @@
 // The prune in the arena (internal.h, PruneInArena): repeats dropped from a plan that fits by
 // its arena, each kept only where the plan's own layout, moved at the buffers that now live
-// longer and nowhere else, still fits the budget.
+// longer and around them, still fits the budget.
 #include <algorithm>
 #include <map>
 #include <stdexcept>
@@ -55,6 +55,38 @@ Bytes LowestFree(std::span<const Interval> intervals, std::span<const Bytes> off
     candidate = std::max(candidate, (end + alignment - 1) / alignment * alignment);
   }
   return candidate;
+}
+
+// Brings a layout back within the budget where buffers that now live longer (`longer`, each at
+// its lowest free offset) top it: first each such buffer's own window, searched at the budget
+// at once at each of fit.prune.repair_margins; where that is not enough, the whole layout
+// repacked one alignment at a time towards it (fit.prune.repack_windows). The first is cheap
+// and often enough; the second climbs down where no single window reaches the budget. Every
+// window comes out of the prune's allowance. True, with offsets within the budget, on a fit.
+bool Repair(std::span<const Interval> intervals, std::span<const size_t> longer, Bytes budget,
+            const RematParams& params, const Deadline& deadline, std::vector<Bytes>& offsets,
+            int& windows_left) {
+  const ArenaPruneParams& prune = params.fit.prune;
+  for (size_t k : longer) {
+    if (offsets[k] + intervals[k].size <= budget) continue;
+    const size_t margins = std::min(prune.repair_margins.size(), U(std::max(windows_left, 0)));
+    layout::RepackResult r = layout::RepackAround(
+        intervals, params.alignment, offsets, budget, static_cast<int>(k),
+        std::span<const int>(prune.repair_margins).first(margins), params.fit.repack, deadline);
+    windows_left -= r.subproblems;
+    offsets = std::move(r.offsets);
+  }
+  if (LayoutHeight(intervals, offsets) <= budget) return true;
+  const int windows = std::min(prune.repack_windows, windows_left);
+  if (windows <= 0) return false;
+  layout::RepackParams repack = params.fit.repack;
+  repack.max_subproblems = windows;
+  layout::RepackResult r =
+      layout::Repack(intervals, params.alignment, offsets, budget, repack, deadline);
+  windows_left -= r.subproblems;
+  if (r.height > budget) return false;
+  offsets = std::move(r.offsets);
+  return true;
 }
 
 }  // namespace
@@ -121,18 +153,8 @@ int PruneInArena(const Graph& graph, Bytes budget, const RematParams& params,
         placed[k] = 1;
         fits = fits && placed_at[k] + intervals[k].size <= budget;
       }
-      if (!fits) {
-        // Repacked window by window towards the budget, out of this prune's allowance.
-        const int windows = std::min(params.fit.prune.repack_windows, windows_left);
-        if (windows <= 0) continue;
-        layout::RepackParams repack = params.fit.repack;
-        repack.max_subproblems = windows;
-        layout::RepackResult r =
-            layout::Repack(intervals, params.alignment, placed_at, budget, repack, deadline);
-        windows_left -= r.subproblems;
-        if (r.height > budget) continue;
-        placed_at = std::move(r.offsets);
-      }
+      if (!fits && !Repair(intervals, longer, budget, params, deadline, placed_at, windows_left))
+        continue;
       base = trial;
       method.schedule = std::move(schedule);
       method.peak = e.peak;

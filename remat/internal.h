@@ -130,8 +130,9 @@ void PruneRepeats(const Graph& graph, const std::vector<double>& costs, Bytes bu
 // eval.model.planned order) fits budget, repeats are dropped, dearest first, where the schedule
 // stays within budget by its theoretical peak and the layout still fits it with only the
 // buffers that now live longer placed again: each at the lowest offset free over its new
-// lifetime, or, where one lands above the budget, the layout repacked towards it (at most
-// params.fit.prune.repack_windows windows a trial, out of windows_left). At most
+// lifetime, or, where one lands above the budget, the buffers around it searched again at the
+// budget (params.fit.prune.repair_margins), else the layout repacked towards it (at most
+// params.fit.prune.repack_windows windows a trial); every window out of windows_left. At most
 // params.fit.prune.max_trials trials; method, eval and offsets are updated together. Returns
 // the repeats dropped.
 int PruneInArena(const Graph& graph, Bytes budget, const RematParams& params,

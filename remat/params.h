@@ -307,8 +307,12 @@ struct LookaheadParams {
 // remat.fit.prune (FitParams::prune).
 struct ArenaPruneParams {
   int max_trials = 200;  // repeats tried in all (0: off)
-  // Where a buffer that lives longer finds no free place within the budget, the layout is
-  // repacked towards it (fit.repack's windows), at most this many windows a trial (0: not)...
+  // Where a buffer that lives longer finds no free place within the budget, the buffers alive
+  // around it (this many steps each side of its lifetime, one window per margin in turn) are
+  // searched again at the budget with the rest fixed (fit.repack's subproblem limits; []: not)...
+  std::vector<int> repair_margins = {0, 10, 20, 40, 80};
+  // ... and where no such window fits, the whole layout is repacked towards the budget one
+  // alignment at a time (fit.repack's windows), at most this many windows a trial (0: not)...
   int repack_windows = 100;
   // ... and this many in all for one prune (one per fit loop: best's, each fit.alone
   // builder's, each start order's).

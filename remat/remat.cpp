@@ -58,6 +58,8 @@ void CheckParams(const RematParams& params) {
   if (params.alignment <= 0) throw InputError("alignment must be positive");
   if (params.fit.repack_plan_subproblems < 0)
     throw InputError("remat fit.repack_plan_subproblems must be at least 0");
+  for (int margin : params.fit.prune.repair_margins)
+    if (margin < 0) throw InputError("remat fit.prune.repair_margins must not be negative");
   if (params.fit.search_wide_max_buffers < 0)
     throw InputError("remat fit.search_wide_max_buffers must be at least 0");
   if (params.fit.search_max_work < 0)

@@ -270,10 +270,12 @@ remat:
   EXPECT_EQ(r.alignment, 64);
   // Unset, every field keeps its default.
   const remat::RematParams d = ParseConfig("model: {family: gpt2}", "c").remat;
-  EXPECT_EQ(d.method, remat::RematParams{}.method);
-  EXPECT_EQ(d.greedy.swap_attempts, remat::RematParams{}.greedy.swap_attempts);
-  EXPECT_EQ(d.best.build, remat::RematParams{}.best.build);
-  EXPECT_EQ(d.best.improve, remat::RematParams{}.best.improve);
+  const remat::RematParams defaults;
+  EXPECT_EQ(d.method, defaults.method);
+  EXPECT_EQ(d.greedy.swap_attempts, defaults.greedy.swap_attempts);
+  EXPECT_EQ(d.best.build, defaults.best.build);
+  EXPECT_EQ(d.best.improve, defaults.best.improve);
+  EXPECT_EQ(d.fit.prune.repair_margins, defaults.fit.prune.repair_margins);
   EXPECT_TRUE(d.rule.state_update_skipped);
 }
 
@@ -493,7 +495,8 @@ TEST(PlanningOverrides, SetThePlannerAndRematSectionsOfAGraphFile) {
   EXPECT_TRUE(s.remat.rule.rng_state_kept);
   EXPECT_EQ(s.remat.alignment, 256);  // the planner's
   const config::Planning defaults = ParsePlanningOverrides({}, "g.json");
-  EXPECT_EQ(defaults.remat.greedy.max_steps, remat::RematParams{}.greedy.max_steps);
+  const remat::RematParams remat_defaults;
+  EXPECT_EQ(defaults.remat.greedy.max_steps, remat_defaults.greedy.max_steps);
 }
 
 TEST(PlanningOverrides, RejectModelTrainingAndUnknownKeysNamingTheFileAndTheSet) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -177,6 +178,58 @@ TEST(Repack, AnInvalidLayoutIsRejected) {
   EXPECT_THROW(Repack(in, 1, std::vector<Bytes>{0, 2}, 0, RepackParams()), std::invalid_argument);
   EXPECT_THROW(Repack(in, 2, std::vector<Bytes>{0, 5}, 0, RepackParams()), std::invalid_argument);
   EXPECT_THROW(Repack(in, 1, std::vector<Bytes>{0}, 0, RepackParams()), std::invalid_argument);
+}
+
+// One buffer lifted above a layout (as the prune in the arena leaves a buffer that now lives
+// longer): a window wide enough to free every buffer brings it to the brute-force optimum at
+// (when the others' height allows it); a narrow one moves only buffers alive in it, and a layout it
+// cannot mend comes back as given. Always valid, never higher.
+TEST(RepackAround, BringsOneLiftedBufferWithinCapacityMovingOnlyItsWindow) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    SCOPED_TRACE(trial);
+    const auto in = RandomIntervals(rng, 6, 6, 8);
+    const std::vector<Bytes> ones(in.size(), 1), free(in.size(), -1);
+    const Bytes optimum = BruteForceMinHeight(in, ones, free);
+    std::vector<Bytes> start = LongLivedFirstLayout(in, 1);
+    const int lifted = trial % static_cast<int>(in.size());
+    start[U(lifted)] = LayoutHeight(in, start);  // above every other buffer: still valid
+    ASSERT_EQ(CheckLayout(in, start, 1), "");
+    // Within capacity but for the lifted buffer: the others' height.
+    Bytes capacity = 0;
+    for (size_t b = 0; b < in.size(); ++b)
+      if (static_cast<int>(b) != lifted) capacity = std::max(capacity, start[b] + in[b].size);
+    RepackParams params;
+    params.max_free_buffers = 100;
+    const std::vector<int> narrow = {0}, wide = {0, 1000};
+    const RepackResult a = RepackAround(in, 1, start, capacity, lifted, narrow, params);
+    ASSERT_EQ(CheckLayout(in, a.offsets, 1), "");
+    EXPECT_LE(a.height, LayoutHeight(in, start));
+    EXPECT_EQ(a.height <= capacity, a.improved == 1);
+    if (a.improved == 0) {
+      EXPECT_EQ(a.offsets, start);
+    }
+    for (size_t b = 0; b < in.size(); ++b) {
+      if (in[b].end < in[U(lifted)].start || in[b].start > in[U(lifted)].end) {
+        EXPECT_EQ(a.offsets[b], start[b]) << b;  // outside the window at margin 0
+      }
+    }
+    const RepackResult w = RepackAround(in, 1, start, capacity, lifted, wide, params);
+    ASSERT_EQ(CheckLayout(in, w.offsets, 1), "");
+    EXPECT_LE(w.height, LayoutHeight(in, start));
+    if (capacity >= optimum) {
+      EXPECT_LE(w.height, capacity);
+    }
+    EXPECT_LE(w.subproblems, 2);
+  }
+  const std::vector<Interval> in = {{4, 0, 1}, {4, 1, 2}};
+  const std::vector<int> bad_margin = {-1}, margins = {0};
+  EXPECT_THROW(RepackAround(in, 1, std::vector<Bytes>{0, 0}, 4, 0, bad_margin, RepackParams()),
+               std::invalid_argument);
+  EXPECT_THROW(RepackAround(in, 1, std::vector<Bytes>{0, 0}, 4, 2, margins, RepackParams()),
+               std::invalid_argument);
+  EXPECT_THROW(RepackAround(in, 1, std::vector<Bytes>{0, 2}, 4, 0, margins, RepackParams()),
+               std::invalid_argument);
 }
 
 }  // namespace

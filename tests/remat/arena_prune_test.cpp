@@ -114,7 +114,8 @@ TEST(ArenaPrune, MakesTheFitLoopsPlanCheaperOnARandomLayeredGraph) {
     params.fit.prune.max_trials = trials;
     return PlanRemat(g, *BudgetOfRatio(NoRematPeak(g, params), 0.8), params);
   };
-  const RematResult kept = plan(0), pruned = plan(RematParams().fit.prune.max_trials);
+  const RematParams defaults;
+  const RematResult kept = plan(0), pruned = plan(defaults.fit.prune.max_trials);
   ASSERT_TRUE(kept.feasible);
   ASSERT_TRUE(pruned.feasible);
   EXPECT_LE(pruned.plan.summary.actual_peak, pruned.budget);

@@ -49,7 +49,8 @@ TEST(StartOrder, PlacesWeightUpdatesWithoutRaisingThePeak) {
     params.update_placements = {};
     EXPECT_EQ(detail::StartOrder(base, g, model, params), baseline);
   }
-  params = RematParams{};
+  const RematParams defaults;  // named: GCC 12 misreads a temporary's vectors as uninitialized
+  params = defaults;
   EXPECT_EQ(NoRematPeak(g, params),
             TheoreticalPeak(g, model, ScheduleOrder("heuristic", g, model)));
   params.update_placements = {"when-ready", "scheduled"};  // as the LLaMA presets set it
