@@ -89,6 +89,17 @@ bool Resolve(std::span<const Interval> intervals, Bytes alignment, std::vector<B
   return true;
 }
 
+// The layout both searches start from, checked: a result that has spent nothing yet.
+RepackResult Given(std::span<const Interval> intervals, Bytes alignment,
+                   std::span<const Bytes> offsets) {
+  if (std::string problem = CheckLayout(intervals, offsets, alignment); !problem.empty())
+    throw std::invalid_argument("repack: invalid layout: " + problem);
+  RepackResult result;
+  result.offsets.assign(offsets.begin(), offsets.end());
+  result.height = LayoutHeight(intervals, result.offsets);
+  return result;
+}
+
 }  // namespace
 
 RepackResult Repack(std::span<const Interval> intervals, Bytes alignment,
@@ -101,11 +112,7 @@ RepackResult Repack(std::span<const Interval> intervals, Bytes alignment,
     throw std::invalid_argument(
         "repack: max_subproblems, max_margin_steps and seed must be at least 0, the other limits "
         "at least 1");
-  if (std::string problem = CheckLayout(intervals, offsets, alignment); !problem.empty())
-    throw std::invalid_argument("repack: invalid layout: " + problem);
-  RepackResult result;
-  result.offsets.assign(offsets.begin(), offsets.end());
-  result.height = LayoutHeight(intervals, result.offsets);
+  RepackResult result = Given(intervals, alignment, offsets);
   std::mt19937_64 rng(static_cast<std::uint64_t>(params.seed));
   int failures = 0;
   // The windows that failed since the layout last changed, each as its sorted freed buffers:
@@ -163,11 +170,7 @@ RepackResult RepackAround(std::span<const Interval> intervals, Bytes alignment,
       std::any_of(margins.begin(), margins.end(), [](int m) { return m < 0; }))
     throw std::invalid_argument(
         "repack: margins must be at least 0, max_free_buffers and subproblem_max_nodes at least 1");
-  if (std::string problem = CheckLayout(intervals, offsets, alignment); !problem.empty())
-    throw std::invalid_argument("repack: invalid layout: " + problem);
-  RepackResult result;
-  result.offsets.assign(offsets.begin(), offsets.end());
-  result.height = LayoutHeight(intervals, result.offsets);
+  RepackResult result = Given(intervals, alignment, offsets);
   if (result.height <= capacity) return result;
   std::set<std::vector<int>> tried;  // margins that free the same buffers are one subproblem
   for (int margin : margins) {

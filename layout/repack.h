@@ -57,13 +57,13 @@ RepackResult Repack(std::span<const Interval> intervals, Bytes alignment,
                     std::span<const Bytes> offsets, Bytes capacity, const RepackParams& params,
                     const Deadline& deadline = Deadline());
 
-// One buffer's repair: where a layout is within capacity but for `buffer` (placed where it may
-// be above capacity, or overlap nothing), frees the window around it at each margin in turn
-// (steps on each side of its lifetime, and every buffer in the window's span above capacity)
-// and asks the search for the freed ones within capacity at once, not one alignment at a time
-// as Repack does. Out: the first window's layout that fits (height within capacity), or the
-// layout given (height above capacity); subproblems counts the windows searched. The same
-// preconditions as Repack; margins must not be negative.
+// One buffer's repair: where a valid layout is within capacity but for `buffer` (placed above
+// it, as the lowest free offset may leave a buffer that now lives longer), frees the window
+// around it at each margin in turn (steps on each side of its lifetime, and every buffer in the
+// window's span above capacity) and asks the search for the freed ones within capacity at once,
+// not one alignment at a time as Repack does. Out: the first window's layout that fits (height
+// within capacity), or the layout given (height above capacity); subproblems counts the windows
+// searched. The same preconditions as Repack; margins must not be negative.
 RepackResult RepackAround(std::span<const Interval> intervals, Bytes alignment,
                           std::span<const Bytes> offsets, Bytes capacity, int buffer,
                           std::span<const int> margins, const RepackParams& params,
