@@ -101,42 +101,49 @@ Field Name(std::string key, std::span<const std::string_view> names, const char*
           [=](const Planning& p) { return get(p); }};
 }
 
-// A list of names (possibly empty), each one of names.
-template <typename Get>
-Field Names(std::string key, std::span<const std::string_view> names, const char* what,
-            const char* example, std::string doc, Get get) {
+// A YAML list whose items read_one reads and format_one writes back: the shape Names, Numbers
+// and Ints share. must_be: the error where the value is no list (or, !empty_ok, an empty one).
+template <typename Get, typename ReadOne, typename FormatOne>
+Field ListOf(std::string key, std::string doc, bool empty_ok, std::string must_be, Get get,
+             ReadOne read_one, FormatOne format_one) {
+  using T = typename MemberOf<Get>::value_type;
   return {std::move(key), std::move(doc),
           [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
-            if (!v.IsSequence()) r.Fail(path, v, std::string("must be a list of ") + example);
-            std::vector<std::string> values;
+            if (!v.IsSequence() || (!empty_ok && v.size() == 0)) r.Fail(path, v, must_be);
+            std::vector<T> values;
             for (size_t i = 0; i < v.size(); ++i)
-              values.push_back(OneOf(r, v[i], path + "[" + std::to_string(i) + "]", names, what));
+              values.push_back(read_one(r, v[i], path + "[" + std::to_string(i) + "]"));
             get(p) = values;
           },
           [=](const Planning& p) {
             std::string out;
-            for (const std::string& n : get(p)) out += (out.empty() ? "" : ", ") + n;
+            for (const T& x : get(p)) out += (out.empty() ? "" : ", ") + format_one(x);
             return "[" + out + "]";
           }};
+}
+
+// A list of names (possibly empty), each one of names.
+template <typename Get>
+Field Names(std::string key, std::span<const std::string_view> names, const char* what,
+            const char* example, std::string doc, Get get) {
+  return ListOf(
+      std::move(key), std::move(doc), true, std::string("must be a list of ") + example, get,
+      [=](const Reader& r, const YAML::Node& v, const std::string& path) {
+        return OneOf(r, v, path, names, what);
+      },
+      [](const std::string& n) { return n; });
 }
 
 // A non-empty list of numbers, each in [min, max].
 template <typename Get>
 Field Numbers(std::string key, double min, double max, std::string doc, Get get) {
-  return {std::move(key), std::move(doc),
-          [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
-            if (!v.IsSequence() || v.size() == 0)
-              r.Fail(path, v, "must be a non-empty list of numbers, e.g. [0, 0.5, 1]");
-            std::vector<double> values;
-            for (size_t i = 0; i < v.size(); ++i)
-              values.push_back(NumberIn(r, v[i], path + "[" + std::to_string(i) + "]", min, max));
-            get(p) = values;
-          },
-          [=](const Planning& p) {
-            std::string out;
-            for (double x : get(p)) out += (out.empty() ? "" : ", ") + FormatNumber(x);
-            return "[" + out + "]";
-          }};
+  return ListOf(
+      std::move(key), std::move(doc), false,
+      "must be a non-empty list of numbers, e.g. [0, 0.5, 1]", get,
+      [=](const Reader& r, const YAML::Node& v, const std::string& path) {
+        return NumberIn(r, v, path, min, max);
+      },
+      [](double x) { return FormatNumber(x); });
 }
 
 // A list of integers (possibly empty), each in [min, max].
@@ -144,21 +151,13 @@ template <typename Get>
 Field Ints(std::string key, std::int64_t min, std::int64_t max, const char* example,
            std::string doc, Get get) {
   using T = typename MemberOf<Get>::value_type;
-  return {std::move(key), std::move(doc),
-          [=](const Reader& r, const YAML::Node& v, const std::string& path, Planning& p) {
-            if (!v.IsSequence())
-              r.Fail(path, v, std::string("must be a list of integers, e.g. ") + example);
-            std::vector<T> values;
-            for (size_t i = 0; i < v.size(); ++i)
-              values.push_back(
-                  static_cast<T>(r.Integer(v[i], path + "[" + std::to_string(i) + "]", min, max)));
-            get(p) = values;
-          },
-          [=](const Planning& p) {
-            std::string out;
-            for (T x : get(p)) out += (out.empty() ? "" : ", ") + std::to_string(x);
-            return "[" + out + "]";
-          }};
+  return ListOf(
+      std::move(key), std::move(doc), true,
+      std::string("must be a list of integers, e.g. ") + example, get,
+      [=](const Reader& r, const YAML::Node& v, const std::string& path) {
+        return static_cast<T>(r.Integer(v, path, min, max));
+      },
+      [](T x) { return std::to_string(x); });
 }
 
 }  // namespace roam::config::detail
