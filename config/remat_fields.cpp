@@ -341,6 +341,11 @@ const std::vector<Field>& RematFields() {
           "remat.fit.search_time_limit_s", 0.0, kInf,
           "seconds of layout search per attempt (a cap)",
           [](auto& p) -> auto& { return p.remat.fit.search_time_limit_s; }),
+      Number(
+          "remat.fit.layout_reserve", 0.0, 0.9,
+          "share of the time left that each attempt's methods leave for laying out their "
+          "schedule before the time limit",
+          [](auto& p) -> auto& { return p.remat.fit.layout_reserve; }),
       Int(
           "remat.fit.search_max_nodes", 0, kMaxBytes, "search nodes per attempt; 0 = no limit",
           [](auto& p) -> auto& { return p.remat.fit.search_max_nodes; }),

@@ -7,6 +7,7 @@
 // run (Optimizer.EveryStageObservesTheDeadline) without sleeping.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -62,6 +63,16 @@ class Deadline {
     return left > 0 ? left : 0.0;
   }
   double Elapsed() const { return std::chrono::duration<double>(Time() - started_).count(); }
+  // The same deadline `seconds` sooner, sharing the clock and the stop flag: a stage runs to
+  // it where what follows the stage must still have time before the deadline (0 or less, or
+  // no time limit: the same deadline).
+  Deadline Sooner(double seconds) const {
+    Deadline sooner = *this;
+    if (Limited() && seconds > 0)
+      sooner.at_ -= std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(std::min(seconds, 1e8)));
+    return sooner;
+  }
   const std::atomic<bool>* stop() const { return stop_; }
   // The deadline as a point of the real steady clock, for solvers that compare against
   // Clock::now() themselves (max() without a limit).

@@ -72,8 +72,9 @@ Schedule OrderSchedule(const Context& ctx, const RematParams& params, const std:
 // of greedy.max_chain and of fit.long_chain ops. Their schedules within target by the
 // theoretical peak, cheapest first, distinct, for the caller to lay out.
 // Each fallback is one greedy descent and at most two node-bounded layout searches; they stop
-// where the plan's deadline has passed.
-std::vector<MethodResult> Fallbacks(const Context& ctx, Bytes target, const RematParams& params) {
+// where `deadline` (the methods') has passed.
+std::vector<MethodResult> Fallbacks(const Context& ctx, Bytes target, const RematParams& params,
+                                    const Deadline& deadline) {
   std::vector<std::string> orders = {params.base_order};
   for (const std::string& o : params.fit.fallback_base_orders)
     if (std::find(orders.begin(), orders.end(), o) == orders.end()) orders.push_back(o);
@@ -85,10 +86,10 @@ std::vector<MethodResult> Fallbacks(const Context& ctx, Bytes target, const Rema
     p.base_order = order;
     const Schedule start = OrderSchedule(ctx, params, order);
     for (int chain : chains) {
-      if (ctx.deadline.Expired()) break;
+      if (deadline.Expired()) break;
       p.greedy.max_chain = chain;
       MethodResult r = detail::Greedy(ctx.graph, start, target, p,
-                                      detail::GreedyEvaluation::kIncremental, &ctx.deadline);
+                                      detail::GreedyEvaluation::kIncremental, &deadline);
       if (r.peak > target) continue;
       if (std::any_of(found.begin(), found.end(),
                       [&](const MethodResult& f) { return f.schedule == r.schedule; }))
@@ -102,6 +103,17 @@ std::vector<MethodResult> Fallbacks(const Context& ctx, Bytes target, const Rema
     return a.recompute_cost < b.recompute_cost;
   });
   return found;
+}
+
+// The deadline one attempt's methods run to: fit.layout_reserve of the time left (at most a
+// layout search's cap) sooner than the plan's, so that the schedule they return is laid out
+// with a search before the plan's deadline. Without it, a method that ran to the deadline (the
+// exact method's MILP on random-layered-40 at 80% with --time-limit 5) left its schedule,
+// within the budget by its theoretical peak, to best-fit and llfb alone, and the plan was
+// reported out of reach.
+Deadline MethodsDeadline(const Context& ctx, const RematParams& params) {
+  return ctx.deadline.Sooner(
+      std::min(params.fit.layout_reserve * TimeLeft(ctx), params.fit.search_time_limit_s));
 }
 
 // A schedule laid out: its evaluation, offsets and arena.
@@ -226,7 +238,8 @@ void RefineTarget(const Context& ctx, Bytes budget, const RematParams& params, c
        ++k) {
     const Bytes mid = fitted + (missed - fitted) / 2;
     Schedule greedy_state = greedy_at_miss;
-    Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
+    const Deadline methods = MethodsDeadline(ctx, params);
+    Call call{ctx, params, greedy_state, SecondsLeft(methods), shared, !is_best, budget, methods};
     Laid l = LayOutSchedule(ctx, RunPreset(call, preset, mid), mid, budget, params, shared.memo);
     (l.measured <= budget ? fitted : missed) = mid;
     if (RepackMay(l, budget, params)) misses.push_back(l);
@@ -265,7 +278,8 @@ Descent Descend(const Context& ctx, Bytes budget, const RematParams& params, con
                 Schedule& greedy_state, std::optional<Laid>& best, std::vector<Laid>& misses,
                 std::optional<Opening>* opening) {
   for (int attempt = first; attempt <= params.fit.retries; ++attempt) {
-    Call call{ctx, params, greedy_state, TimeLeft(ctx), shared, !is_best, budget};
+    const Deadline methods = MethodsDeadline(ctx, params);
+    Call call{ctx, params, greedy_state, SecondsLeft(methods), shared, !is_best, budget, methods};
     MethodResult r = RunPreset(call, preset, d.target);
     shared.greedy = nullptr;
     const Bytes reached = r.peak;
@@ -352,7 +366,7 @@ RematResult Fit(const Context& ctx, Bytes budget, const RematParams& params, Sch
     const double to_beat = best->measured <= budget
                                ? std::min(shared.cost_to_beat, best->eval.recompute_cost)
                                : shared.cost_to_beat;
-    for (MethodResult& f : Fallbacks(ctx, budget, params)) {
+    for (MethodResult& f : Fallbacks(ctx, budget, params, MethodsDeadline(ctx, params))) {
       if (ctx.deadline.Expired()) break;
       if (!Cheaper(f.recompute_cost, to_beat)) break;  // cheapest first
       Laid l = LayOutSchedule(ctx, std::move(f), budget, budget, params, shared.memo);

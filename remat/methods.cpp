@@ -14,7 +14,7 @@ MethodResult BuildGreedy(Call& c, Bytes target) {
   MethodResult r = c.shared.greedy != nullptr
                        ? *c.shared.greedy
                        : Greedy(c.ctx.graph, c.greedy_state.empty() ? c.ctx.start : c.greedy_state,
-                                target, c.params, GreedyEvaluation::kIncremental, &c.ctx.deadline);
+                                target, c.params, GreedyEvaluation::kIncremental, &c.deadline);
   c.greedy_state = r.schedule;
   return r;
 }
@@ -26,7 +26,7 @@ MethodResult BuildCheckpoint(Call& c, Bytes target) {
 }
 
 MethodResult BuildLookahead(Call& c, Bytes target) {
-  return Lookahead(c.ctx.graph, c.ctx.start, target, c.params, c.ctx.deadline);
+  return Lookahead(c.ctx.graph, c.ctx.start, target, c.params, c.deadline);
 }
 
 MethodResult RunBlocks(Call& c, const MethodResult& incumbent, Bytes target) {
@@ -61,14 +61,13 @@ MethodResult SolveExactly(Call& c, const MethodResult& incumbent, Bytes target) 
 }
 
 MethodResult RunLns(Call& c, const MethodResult& incumbent, Bytes target) {
-  return RuinAndRecreate(c.ctx.graph, incumbent, target, c.budget, c.params, c.ctx.deadline);
+  return RuinAndRecreate(c.ctx.graph, incumbent, target, c.budget, c.params, c.deadline);
 }
 
 }  // namespace
 
-// Seconds a search may still take under the plan's deadline, finite (1e8 s: none), so that the
-// solvers' own deadlines do not overflow.
-double TimeLeft(const Context& ctx) { return std::min(ctx.deadline.Remaining(), 1e8); }
+double SecondsLeft(const Deadline& deadline) { return std::min(deadline.Remaining(), 1e8); }
+double TimeLeft(const Context& ctx) { return SecondsLeft(ctx.deadline); }
 
 constexpr Named kMethods[] = {
     {"greedy", BuildGreedy, nullptr},
@@ -127,8 +126,8 @@ MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
     MethodResult r = std::move(built[i]);
     if (best && r.schedule == best->schedule) continue;
     for (const std::string& name : preset.improve) {
-      if (MeetsCostBound(r, target, c.shared.cost_bound) || c.ctx.deadline.Expired()) break;
-      c.time_left = TimeLeft(c.ctx);
+      if (MeetsCostBound(r, target, c.shared.cost_bound) || c.deadline.Expired()) break;
+      c.time_left = SecondsLeft(c.deadline);
       r = Find(name).improve(c, r, target);
     }
     if (!best || Better(r, *best, target)) best = std::move(r);

@@ -19,8 +19,9 @@
 
 namespace roam::remat::detail {
 
-// Seconds a search may still take under the plan's deadline, finite (1e8 s: none), so that the
-// solvers' own deadlines do not overflow.
+// Seconds a search may still take under a deadline, finite (1e8 s: none), so that the solvers'
+// own deadlines do not overflow; TimeLeft: under the plan's.
+double SecondsLeft(const Deadline& deadline);
 double TimeLeft(const Context& ctx);
 
 // What fit.repack spends and learns over one budget's plan, whose fit loops (best's, each
@@ -94,6 +95,9 @@ struct Call {
   bool named;  // the method was named alone (not a preset's step)
   // What the plan's arena must fit: the user's budget, where a retry's target is below it.
   Bytes budget;
+  // What the methods run to: the plan's deadline, or (the fit loop) one sooner, so that the
+  // schedule they return is still laid out before the plan's (fit.layout_reserve).
+  Deadline deadline = ctx.deadline;
 };
 
 // The two shapes of a method.

@@ -62,6 +62,8 @@ void CheckParams(const RematParams& params) {
     if (margin < 0) throw InputError("remat fit.prune.repair_margins must not be negative");
   if (params.fit.search_wide_max_buffers < 0)
     throw InputError("remat fit.search_wide_max_buffers must be at least 0");
+  if (!(params.fit.layout_reserve >= 0 && params.fit.layout_reserve < 1))
+    throw InputError("remat fit.layout_reserve must be in [0, 1)");
   if (params.fit.search_max_work < 0)
     throw InputError("remat fit.search_max_work must be at least 0 (0: no limit)");
   if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy.score) ==

@@ -120,6 +120,41 @@ TEST(RematDeadline, TheReportSaysTheTimeLimitStruckWhereverItStruck) {
   EXPECT_GT(feasible, 0);  // struck after the plan had fitted, too
 }
 
+// Where a method runs to the time limit, the schedule it returns is still laid out with the
+// search: the methods stop fit.layout_reserve of the time left before it. On random-layered-40
+// at 80% the exact method's MILP has about a minute of work, so a 4 s limit cuts it short
+// wherever this runs; its warm start is within the budget by its theoretical peak, and best-fit
+// and llfb alone lay it out above the budget (800 B against 757), which the search does not.
+// With no reserve the plan was reported out of reach.
+TEST(RematDeadline, ASchedulePastWhichTheMethodsRanOutOfTimeIsStillLaidOutWithTheSearch) {
+  const Graph g = testing::RandomLayered({.nodes = 40}, 40);
+  RematParams params = Defaults();
+  params.time_limit_s = 4;  // the builders take 0.1 s, 0.3 s in a sanitizer build
+  const Bytes budget = NoRematPeak(g, params) * 80 / 100;
+  const RematResult r = PlanRemat(g, budget, params);
+  EXPECT_TRUE(r.feasible) << r.status << ", arena " << r.plan.summary.actual_peak;
+  EXPECT_LE(r.plan.summary.actual_peak, budget);
+  EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
+  EXPECT_EQ(r.method, "ilp");  // the exact method ran, and was cut short
+  EXPECT_EQ(r.status, Status::kTimeLimit);
+
+  params.fit.layout_reserve = 0;  // the methods run to the limit itself
+  const RematResult unreserved = PlanRemat(g, budget, params);
+  EXPECT_FALSE(unreserved.feasible);
+  EXPECT_TRUE(unreserved.timed_out);
+  EXPECT_GT(unreserved.plan.summary.theoretical_peak, 0);
+  EXPECT_LE(unreserved.plan.summary.theoretical_peak, budget);  // what the search would fit
+}
+
+TEST(RematDeadline, TheLayoutReserveIsAShareBelowOne) {
+  const Graph g = testing::RandomLayered({.nodes = 10}, 10);
+  for (double reserve : {-0.1, 1.0, std::numeric_limits<double>::quiet_NaN()}) {
+    RematParams params = Defaults();
+    params.fit.layout_reserve = reserve;
+    EXPECT_THROW(PlanRemat(g, NoRematPeak(g, params), params), std::exception) << reserve;
+  }
+}
+
 // A schedule that meets the compute lower bound is optimal: the improvers after it, the exact
 // method's MILP among them, are not run (its solver call stays empty), and the plan is the
 // same as when they run.
