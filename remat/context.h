@@ -55,10 +55,9 @@ class Context {
 };
 
 // Runs the improver of that name (RematParams: kImproverNames) on incumbent, as a preset runs
-// it, with time_limit_s for the exact method; named: as `--method NAME` would (the witness then
-// computes its compute bound). For the contract every improver is held to
-// (tests/remat/improver_test.cpp).
+// it, to deadline; named: as `--method NAME` would (the witness then computes its compute
+// bound). For the contract every improver is held to (tests/remat/improver_test.cpp).
 MethodResult Improve(std::string_view name, const Context& ctx, const RematParams& params,
-                     const MethodResult& incumbent, Bytes target, double time_limit_s);
+                     const MethodResult& incumbent, Bytes target, const Deadline& deadline);
 
 }  // namespace roam::remat::detail

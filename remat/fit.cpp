@@ -239,7 +239,7 @@ void RefineTarget(const Context& ctx, Bytes budget, const RematParams& params, c
     const Bytes mid = fitted + (missed - fitted) / 2;
     Schedule greedy_state = greedy_at_miss;
     const Deadline methods = MethodsDeadline(ctx, params);
-    Call call{ctx, params, greedy_state, SecondsLeft(methods), shared, !is_best, budget, methods};
+    Call call{ctx, params, greedy_state, shared, !is_best, budget, methods};
     Laid l = LayOutSchedule(ctx, RunPreset(call, preset, mid), mid, budget, params, shared.memo);
     (l.measured <= budget ? fitted : missed) = mid;
     if (RepackMay(l, budget, params)) misses.push_back(l);
@@ -279,7 +279,7 @@ Descent Descend(const Context& ctx, Bytes budget, const RematParams& params, con
                 std::optional<Opening>* opening) {
   for (int attempt = first; attempt <= params.fit.retries; ++attempt) {
     const Deadline methods = MethodsDeadline(ctx, params);
-    Call call{ctx, params, greedy_state, SecondsLeft(methods), shared, !is_best, budget, methods};
+    Call call{ctx, params, greedy_state, shared, !is_best, budget, methods};
     MethodResult r = RunPreset(call, preset, d.target);
     shared.greedy = nullptr;
     const Bytes reached = r.peak;

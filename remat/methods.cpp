@@ -10,6 +10,10 @@
 namespace roam::remat::detail {
 namespace {
 
+// The seconds a method taking a time limit may spend: what is left of the call's deadline, at
+// least a millisecond, as their 0 means no limit (the preset runs none past the deadline).
+double SecondsFor(const Call& c) { return std::max(1e-3, SecondsLeft(c.deadline)); }
+
 MethodResult BuildGreedy(Call& c, Bytes target) {
   MethodResult r = c.shared.greedy != nullptr
                        ? *c.shared.greedy
@@ -30,13 +34,13 @@ MethodResult BuildLookahead(Call& c, Bytes target) {
 }
 
 MethodResult RunBlocks(Call& c, const MethodResult& incumbent, Bytes target) {
-  return ImproveByBlocks(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
-                         std::max(0.0, c.time_left), &c.ctx.Partition());
+  return ImproveByBlocks(c.ctx.graph, c.ctx.start, incumbent, target, c.params, SecondsFor(c),
+                         &c.ctx.Partition());
 }
 
 MethodResult SplitBudget(Call& c, const MethodResult& incumbent, Bytes target) {
-  return SplitBudgetByBlocks(c.ctx.graph, c.ctx.start, incumbent, target, c.params,
-                             std::max(0.0, c.time_left), &c.ctx.Partition());
+  return SplitBudgetByBlocks(c.ctx.graph, c.ctx.start, incumbent, target, c.params, SecondsFor(c),
+                             &c.ctx.Partition());
 }
 
 // In a preset it needs the compute bound (overhead_bound.cuts > 0); named alone, it computes
@@ -56,7 +60,7 @@ MethodResult SolveExactly(Call& c, const MethodResult& incumbent, Bytes target) 
   // Below the peak lower bound nothing fits: the MILP would spend its time for nothing.
   if (c.ctx.graph.num_ops() > c.params.ilp.max_ops || target < c.ctx.peak_lower_bound)
     return incumbent;
-  return Exact(c.ctx.graph, c.ctx.start, target, c.params, incumbent, std::max(0.0, c.time_left),
+  return Exact(c.ctx.graph, c.ctx.start, target, c.params, incumbent, SecondsFor(c),
                c.shared.cost_bound);
 }
 
@@ -127,7 +131,6 @@ MethodResult RunPreset(Call& c, const Preset& preset, Bytes target) {
     if (best && r.schedule == best->schedule) continue;
     for (const std::string& name : preset.improve) {
       if (MeetsCostBound(r, target, c.shared.cost_bound) || c.deadline.Expired()) break;
-      c.time_left = SecondsLeft(c.deadline);
       r = Find(name).improve(c, r, target);
     }
     if (!best || Better(r, *best, target)) best = std::move(r);

@@ -90,13 +90,13 @@ struct Call {
   // Where the greedy starts (empty: from the base schedule) and, on return, the schedule it
   // ended with, so that a lower target continues from it (the fit loop's retries).
   Schedule& greedy_state;
-  double time_left;  // seconds the exact method and the block passes may still take
   const Shared& shared;
   bool named;  // the method was named alone (not a preset's step)
   // What the plan's arena must fit: the user's budget, where a retry's target is below it.
   Bytes budget;
   // What the methods run to: the plan's deadline, or (the fit loop) one sooner, so that the
-  // schedule they return is still laid out before the plan's (fit.layout_reserve).
+  // schedule they return is still laid out before the plan's (fit.layout_reserve). The exact
+  // method and the block passes take their time limit in seconds from it (SecondsFor).
   Deadline deadline = ctx.deadline;
 };
 

@@ -250,10 +250,11 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
 }  // namespace
 
 MethodResult detail::Improve(std::string_view name, const Context& ctx, const RematParams& params,
-                             const MethodResult& incumbent, Bytes target, double time_limit_s) {
+                             const MethodResult& incumbent, Bytes target,
+                             const Deadline& deadline) {
   Schedule unused;
   const Shared none;
-  Call call{ctx, params, unused, time_limit_s, none, true, target};
+  Call call{ctx, params, unused, none, true, target, deadline};
   const detail::Improver improve = Find(name).improve;
   if (improve == nullptr) throw InputError("\"" + std::string(name) + "\" is no improver");
   return improve(call, incumbent, target);

@@ -39,7 +39,8 @@ TEST(Improvers, NeverCostlierNorOverTheTargetNorInvalidAndDeterministic) {
       for (std::string_view name : kImproverNames) {
         SCOPED_TRACE(std::string(name) + ", trial " + std::to_string(trial) + ", ratio " +
                      std::to_string(ratio));
-        const detail::MethodResult out = detail::Improve(name, ctx, params, in, target, 10);
+        const detail::MethodResult out =
+            detail::Improve(name, ctx, params, in, target, Deadline(10));
         EXPECT_EQ(CheckSchedule(g, out.schedule, params.rule), "");
         EXPECT_EQ(CheckFaithful(Rewrite(g, out.schedule, params.rule).graph, &g), "");
         const detail::Evaluated e = detail::Evaluate(g, out.schedule, params);
@@ -49,7 +50,8 @@ TEST(Improvers, NeverCostlierNorOverTheTargetNorInvalidAndDeterministic) {
         EXPECT_DOUBLE_EQ(out.recompute_cost, e.recompute_cost);
         // The exact method may stop at its time limit, where its answer depends on the machine.
         if (out.status == Status::kTimeLimit) continue;
-        const detail::MethodResult again = detail::Improve(name, ctx, params, in, target, 10);
+        const detail::MethodResult again =
+            detail::Improve(name, ctx, params, in, target, Deadline(10));
         EXPECT_EQ(again.schedule, out.schedule);
       }
     }
@@ -66,7 +68,7 @@ TEST(Improvers, LeaveAScheduleOverTheTargetOverNoCostlierOrFitIt) {
   const Bytes target = in.peak - 1;
   for (std::string_view name : kImproverNames) {
     SCOPED_TRACE(std::string(name));
-    const detail::MethodResult out = detail::Improve(name, ctx, params, in, target, 10);
+    const detail::MethodResult out = detail::Improve(name, ctx, params, in, target, Deadline(10));
     EXPECT_EQ(CheckSchedule(g, out.schedule, params.rule), "");
     if (out.schedule != in.schedule) {
       EXPECT_LE(detail::Evaluate(g, out.schedule, params).peak, target);
@@ -95,7 +97,7 @@ TEST(Builders, ARepeatableBuilderIsBuiltOncePerTargetAndContext) {
     const Preset preset{{std::string(name)}, {}};
     auto run = [&](const detail::Context& c, Bytes t) {
       Schedule greedy_state;
-      detail::Call call{c, params, greedy_state, 10, shared, true, t};
+      detail::Call call{c, params, greedy_state, shared, true, t};
       return detail::RunPreset(call, preset, t);
     };
     const detail::MethodResult first = run(ctx, target);
@@ -106,7 +108,7 @@ TEST(Builders, ARepeatableBuilderIsBuiltOncePerTargetAndContext) {
     // Built alone, without the memo: the same schedule.
     Schedule greedy_state;
     detail::Shared none;
-    detail::Call call{ctx, params, greedy_state, 10, none, true, target};
+    detail::Call call{ctx, params, greedy_state, none, true, target};
     EXPECT_EQ(builder.build(call, target).schedule, first.schedule);
     if (builder.repeatable) {
       ++repeatable;
