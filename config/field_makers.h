@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "config/fields.h"
+#include "core/bytes.h"
+#include "layout/layout.h"
 
 namespace roam::config::detail {
 
@@ -159,5 +161,63 @@ Field Ints(std::string key, std::int64_t min, std::int64_t max, const char* exam
       },
       [](T x) { return std::to_string(x); });
 }
+
+// layout::SearchParams's switches (docs/layout.md) under prefix, through get(p), a reference
+// to the SearchParams they set.
+template <typename Get>
+std::vector<Field> SearchFields(const std::string& prefix, Get get) {
+  std::vector<Field> fields;
+  auto flag = [&](const char* name, const char* doc, bool layout::SearchParams::*member) {
+    fields.push_back(Flag(
+        prefix + name, doc, [ get, member ](auto& p) -> auto& { return get(p).*member; }));
+  };
+  auto integer = [&](const char* name, std::int64_t min, std::int64_t max, const char* doc,
+                     auto member) {
+    fields.push_back(Int(
+        prefix + name, min, max, doc,
+        [ get, member ](auto& p) -> auto& { return get(p).*member; }));
+  };
+  using S = layout::SearchParams;
+  flag("static_decomposition", "solve time-disjoint groups independently",
+       &S::static_decomposition);
+  flag("dynamic_decomposition", "the same after every placement", &S::dynamic_decomposition);
+  flag("canonical", "only canonical placements", &S::canonical);
+  flag("dominance", "skip dominated candidates", &S::dominance);
+  flag("section_inference", "backtrack when a section cannot fit its buffers",
+       &S::section_inference);
+  flag("monotonic_floor", "canonical placements raise every section's floor", &S::monotonic_floor);
+  flag("unallocated_floor", "space below a section's lowest reachable offset is lost",
+       &S::unallocated_floor);
+  integer("unallocated_floor_max_buffers", 0, kMaxInt, "... in groups of at most this many buffers",
+          &S::unallocated_floor_max_buffers);
+  flag("multiple_preorders", "round-robin over the preorders", &S::multiple_preorders);
+  flag("minimalloc_preorders", "MiniMalloc's preorders by duration instead of roam's",
+       &S::minimalloc_preorders);
+  flag("capacity_search", "minimise the height by bisection over capacities", &S::capacity_search);
+  integer("unanswered_bisections", 0, kMaxInt, "bisection probes cut short before a round stops",
+          &S::unanswered_bisections);
+  flag("bottom_left", "branch on the lowest section", &S::bottom_left);
+  integer("bottom_left_max_buffers", 0, kMaxInt, "... in groups of at most this many buffers",
+          &S::bottom_left_max_buffers);
+  flag("portfolio", "the candidate branching joins the round-robin", &S::portfolio);
+  flag("portfolio_first", "... opening each round after the first", &S::portfolio_first);
+  flag("fewest_candidates", "branch on the section with the fewest candidates",
+       &S::fewest_candidates);
+  flag("backjumping", "conflict-directed backjumping", &S::backjumping);
+  flag("conflict_ordering", "buffers blamed least are tried first", &S::conflict_ordering);
+  flag("failure_cache", "remember failed states", &S::failure_cache);
+  integer("failure_cache_entries", 0, kMaxBytes, "most states remembered per call",
+          &S::failure_cache_entries);
+  flag("identical_buffers", "interchangeable buffers tried once", &S::identical_buffers);
+  integer("random_preorders", 0, kMaxInt, "shuffled preorders added to the round-robin",
+          &S::random_preorders);
+  integer("initial_node_limit", 1, kMaxBytes, "nodes per preorder in the first round",
+          &S::initial_node_limit);
+  return fields;
+}
+
+// Inserts more after the last field whose key starts with prefix, so that a section's fields
+// stay together (the printed tree opens each section once).
+void InsertAfter(std::vector<Field>& fields, const std::string& prefix, std::vector<Field> more);
 
 }  // namespace roam::config::detail

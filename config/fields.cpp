@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <stdexcept>
 
 #include "config/field_makers.h"
 
@@ -37,6 +39,15 @@ std::string OneOf(const Reader& r, const YAML::Node& v, const std::string& path,
   if (std::find(names.begin(), names.end(), text) == names.end())
     r.Fail(path, v, "must be one of " + List(names) + ", got " + text);
   return text;
+}
+
+void InsertAfter(std::vector<Field>& fields, const std::string& prefix, std::vector<Field> more) {
+  auto last = fields.end();
+  for (auto it = fields.begin(); it != fields.end(); ++it)
+    if (it->key.rfind(prefix, 0) == 0) last = it;
+  if (last == fields.end()) throw std::logic_error("no field under " + prefix);
+  fields.insert(last + 1, std::make_move_iterator(more.begin()),
+                std::make_move_iterator(more.end()));
 }
 
 }  // namespace detail

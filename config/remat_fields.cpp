@@ -12,8 +12,15 @@ namespace roam::config {
 
 using namespace detail;  // NOLINT(build/namespaces): the makers
 
+std::vector<Field>* MakeRematFields();
+
 const std::vector<Field>& RematFields() {
-  static const auto* fields = new std::vector<Field>{
+  static const std::vector<Field>* fields = MakeRematFields();
+  return *fields;
+}
+
+std::vector<Field>* MakeRematFields() {
+  auto* fields = new std::vector<Field>{
       Name(
           "remat.method", remat::kMethodNames, "a method name",
           "best (the preset remat.best) or one method by name",
@@ -405,7 +412,11 @@ const std::vector<Field>& RematFields() {
           "builders also planned alone where best misses",
           [](auto& p) -> auto& { return p.remat.fit.alone; }),
   };
-  return *fields;
+  InsertAfter(
+      *fields, "remat.fit.repack.",
+      SearchFields(
+          "remat.fit.repack.search.", [](auto& p) -> auto& { return p.remat.fit.repack.search; }));
+  return fields;
 }
 
 const std::vector<std::pair<std::string, std::string>>& MovedRematKeys() {

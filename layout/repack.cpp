@@ -68,6 +68,7 @@ bool Resolve(std::span<const Interval> intervals, Bytes alignment, std::vector<B
   std::vector<Interval> sub;
   std::vector<Bytes> warm;
   LayoutParams lp;
+  lp.search = params.search;
   for (int b : w.freed) {
     sub.push_back(intervals[U(b)]);
     warm.push_back(offsets[U(b)]);

@@ -178,6 +178,9 @@ remat:
     long_chain: 32
     fallback_base_orders: [program]
     alone: []
+    repack:
+      subproblem_max_nodes: 500
+      search: {multiple_preorders: false, random_preorders: 2}
 )",
                                  "c.yaml");
   const remat::RematParams& r = c.remat;
@@ -267,6 +270,10 @@ remat:
   EXPECT_FALSE(r.fit.search_at_budget);
   EXPECT_EQ(r.fit.long_chain, 32);
   EXPECT_EQ(r.fit.fallback_base_orders, (std::vector<std::string>{"program"}));
+  EXPECT_EQ(r.fit.repack.subproblem_max_nodes, 500);
+  EXPECT_FALSE(r.fit.repack.search.multiple_preorders);
+  EXPECT_EQ(r.fit.repack.search.random_preorders, 2);
+  EXPECT_TRUE(r.fit.repack.search.bottom_left);  // unset: its default
   EXPECT_EQ(r.alignment, 64);
   // Unset, every field keeps its default.
   const remat::RematParams d = ParseConfig("model: {family: gpt2}", "c").remat;
@@ -276,6 +283,8 @@ remat:
   EXPECT_EQ(d.best.build, defaults.best.build);
   EXPECT_EQ(d.best.improve, defaults.best.improve);
   EXPECT_EQ(d.fit.prune.repair_margins, defaults.fit.prune.repair_margins);
+  EXPECT_TRUE(d.fit.repack.search.multiple_preorders);
+  EXPECT_EQ(d.fit.repack.search.random_preorders, 4);
   EXPECT_TRUE(d.rule.state_update_skipped);
 }
 

@@ -41,6 +41,36 @@ TEST(Repack, StaysValidNeverRisesAndNeverBeatsTheBruteForceOptimum) {
   }
 }
 
+// The windows' search (RepackParams::search) under each of its preorder and branching
+// settings: every layout valid, never higher, never below the brute-force optimum.
+TEST(Repack, EveryWindowSearchStaysValidNeverRisesAndNeverBeatsTheBruteForceOptimum) {
+  std::vector<SearchParams> searches(5);
+  searches[1].multiple_preorders = false;  // one preorder and the candidate branching
+  searches[1].random_preorders = 0;
+  searches[2].bottom_left = false;  // the candidate branching alone
+  searches[3].portfolio = false;    // the bottom-left branching alone
+  searches[4].minimalloc_preorders = true;
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    SCOPED_TRACE(trial);
+    const auto in = RandomIntervals(rng, 7, 6, 8);
+    const std::vector<Bytes> start = LongLivedFirstLayout(in, 1);
+    const std::vector<Bytes> ones(in.size(), 1), free(in.size(), -1);
+    const Bytes optimum = BruteForceMinHeight(in, ones, free);
+    for (size_t k = 0; k < searches.size(); ++k) {
+      SCOPED_TRACE(k);
+      RepackParams params;
+      params.max_free_buffers = 1 + trial % 7;
+      params.seed = trial;
+      params.search = searches[k];
+      const RepackResult r = Repack(in, 1, start, 0, params);
+      ASSERT_EQ(CheckLayout(in, r.offsets, 1), "");
+      EXPECT_LE(r.height, LayoutHeight(in, start));
+      EXPECT_GE(r.height, optimum);
+    }
+  }
+}
+
 // Short-lived buffers over a long time line, like the lifetimes of remat's rewritten layered
 // graphs: n buffers of 1 to 16 units living 1 to 24 steps each.
 std::vector<Interval> FlatProfile(std::mt19937_64& rng, int n, int horizon, Bytes unit) {
