@@ -413,6 +413,10 @@ std::vector<Field>* MakeRematFields() {
           [](auto& p) -> auto& { return p.remat.fit.alone; }),
   };
   InsertAfter(
+      *fields, "remat.fit.prune.",
+      SearchFields(
+          "remat.fit.prune.search.", [](auto& p) -> auto& { return p.remat.fit.prune.search; }));
+  InsertAfter(
       *fields, "remat.fit.repack.",
       SearchFields(
           "remat.fit.repack.search.", [](auto& p) -> auto& { return p.remat.fit.repack.search; }));

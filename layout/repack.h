@@ -39,10 +39,11 @@ struct RepackParams {
   int max_margin_steps = 80;
   // Search nodes per subproblem (layout.h's max_nodes).
   std::int64_t subproblem_max_nodes = 20000;
-  // The search each subproblem runs (layout.h), the whole layout search's round-robin. One
-  // preorder and the candidate branching alone (multiple_preorders off, random_preorders 0)
-  // found most windows that fit and halved random-layered-500's plan time at 80%, but planned
-  // MOCCASIN's protocol no better (perf/RESULTS.md, "Windows searched with one preorder").
+  // The search each subproblem runs (layout.h), by default the whole layout search's
+  // round-robin. One preorder and the candidate branching alone (multiple_preorders off,
+  // random_preorders 0) spend a window's nodes on the two entries that find most fits: remat's
+  // prune runs its windows so (same plans, half the time), its fit loop does not (MOCCASIN's
+  // protocol planned no better; perf/RESULTS.md, "Windows searched with one preorder").
   SearchParams search;
   std::int64_t seed = 1;
 };

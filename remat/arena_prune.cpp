@@ -62,24 +62,26 @@ Bytes LowestFree(std::span<const Interval> intervals, std::span<const Bytes> off
 // at once at each of fit.prune.repair_margins; where that is not enough, the whole layout
 // repacked one alignment at a time towards it (fit.prune.repack_windows). The first is cheap
 // and often enough; the second climbs down where no single window reaches the budget. Every
-// window comes out of the prune's allowance. True, with offsets within the budget, on a fit.
+// window comes out of the prune's allowance and is searched with fit.prune.search. True, with
+// offsets within the budget, on a fit.
 bool Repair(std::span<const Interval> intervals, std::span<const size_t> longer, Bytes budget,
             const RematParams& params, const Deadline& deadline, std::vector<Bytes>& offsets,
             int& windows_left) {
   const ArenaPruneParams& prune = params.fit.prune;
+  layout::RepackParams repack = params.fit.repack;
+  repack.search = prune.search;
   for (size_t k : longer) {
     if (offsets[k] + intervals[k].size <= budget) continue;
     const size_t margins = std::min(prune.repair_margins.size(), U(std::max(windows_left, 0)));
     layout::RepackResult r = layout::RepackAround(
         intervals, params.alignment, offsets, budget, static_cast<int>(k),
-        std::span<const int>(prune.repair_margins).first(margins), params.fit.repack, deadline);
+        std::span<const int>(prune.repair_margins).first(margins), repack, deadline);
     windows_left -= r.subproblems;
     offsets = std::move(r.offsets);
   }
   if (LayoutHeight(intervals, offsets) <= budget) return true;
   const int windows = std::min(prune.repack_windows, windows_left);
   if (windows <= 0) return false;
-  layout::RepackParams repack = params.fit.repack;
   repack.max_subproblems = windows;
   layout::RepackResult r =
       layout::Repack(intervals, params.alignment, offsets, budget, repack, deadline);

@@ -305,6 +305,18 @@ struct LookaheadParams {
 // Fitting the arena (docs/remat.md, "Fitting by the arena"): the layout of a schedule, the
 // retries at lower targets, and best's fallback.
 // remat.fit.prune (FitParams::prune).
+// The layout search of the prune's windows: the first preorder and the candidate branching
+// alone (no other preorders, no restarts). A window that fits nowhere spends its whole node
+// limit, and over the nine entries of the layout search's round-robin most of it went to entries
+// that seldom fit one; with these two, random-layered-500 at 80% plans the same in half the time
+// (perf/RESULTS.md, "Windows searched with one preorder").
+inline layout::SearchParams PruneWindowSearch() {
+  layout::SearchParams search;
+  search.multiple_preorders = false;
+  search.random_preorders = 0;
+  return search;
+}
+
 struct ArenaPruneParams {
   int max_trials = 200;  // repeats tried in all (0: off)
   // Where a buffer that lives longer finds no free place within the budget, the buffers alive
@@ -317,6 +329,8 @@ struct ArenaPruneParams {
   // ... and this many in all for one prune (one per fit loop: best's, each fit.alone
   // builder's, each start order's).
   int max_windows = 1000;
+  // Both kinds of window are searched with this (in place of fit.repack.search).
+  layout::SearchParams search = PruneWindowSearch();
 };
 
 struct FitParams {

@@ -178,6 +178,8 @@ remat:
     long_chain: 32
     fallback_base_orders: [program]
     alone: []
+    prune:
+      search: {multiple_preorders: true}
     repack:
       subproblem_max_nodes: 500
       search: {multiple_preorders: false, random_preorders: 2}
@@ -274,6 +276,8 @@ remat:
   EXPECT_FALSE(r.fit.repack.search.multiple_preorders);
   EXPECT_EQ(r.fit.repack.search.random_preorders, 2);
   EXPECT_TRUE(r.fit.repack.search.bottom_left);  // unset: its default
+  EXPECT_TRUE(r.fit.prune.search.multiple_preorders);
+  EXPECT_EQ(r.fit.prune.search.random_preorders, 0);  // unset: the prune's default
   EXPECT_EQ(r.alignment, 64);
   // Unset, every field keeps its default.
   const remat::RematParams d = ParseConfig("model: {family: gpt2}", "c").remat;
@@ -285,6 +289,8 @@ remat:
   EXPECT_EQ(d.fit.prune.repair_margins, defaults.fit.prune.repair_margins);
   EXPECT_TRUE(d.fit.repack.search.multiple_preorders);
   EXPECT_EQ(d.fit.repack.search.random_preorders, 4);
+  EXPECT_FALSE(d.fit.prune.search.multiple_preorders);
+  EXPECT_EQ(d.fit.prune.search.random_preorders, 0);
   EXPECT_TRUE(d.rule.state_update_skipped);
 }
 

@@ -24,11 +24,10 @@ int Repeats(const Graph& graph, const Schedule& schedule) {
 // pruned at the budget its arena meets: what comes back is the schedule less some of its
 // repeats, within the budget by its theoretical peak and by the layout it returns (a valid
 // one), and never cheaper than the cheapest schedule within the budget by the theoretical
-// peak alone (brute force), a relaxation of the arena's constraint.
-TEST(ArenaPrune, DropsRepeatsOnlyWhereTheLayoutStillFitsAgainstBruteForce) {
-  RematParams params;
-  params.alignment = 1;
-  int pruned = 0, schedules = 0;
+// peak alone (brute force), a relaxation of the arena's constraint. The windows searched both
+// as the prune searches them (fit.prune.search) and with the layout search's whole round-robin.
+void DropsRepeatsOnlyWhereTheLayoutStillFits(const RematParams& params) {
+  int pruned = 0, schedules = 0, searched = 0;
   for (const Graph& graph : testing::TinyRematGraphs(3)) {
     const auto points = testing::BruteForcePoints(graph, 2);
     testing::ForEachSchedule(graph, 2, [&](const Schedule& schedule) {
@@ -44,6 +43,7 @@ TEST(ArenaPrune, DropsRepeatsOnlyWhereTheLayoutStillFitsAgainstBruteForce) {
       const int dropped =
           detail::PruneInArena(graph, budget, params, Deadline(), method, eval, offsets, windows);
       pruned += dropped > 0 ? 1 : 0;
+      searched += windows < 1000 ? 1 : 0;
       EXPECT_EQ(Repeats(graph, method.schedule), Repeats(graph, schedule) - dropped);
       EXPECT_EQ(detail::Originals(graph, method.schedule), detail::Originals(graph, schedule));
       EXPECT_EQ(eval.peak, testing::SchedulePeak(graph, method.schedule));
@@ -63,6 +63,17 @@ TEST(ArenaPrune, DropsRepeatsOnlyWhereTheLayoutStillFitsAgainstBruteForce) {
   }
   EXPECT_GT(schedules, 100);
   EXPECT_GT(pruned, 10) << "no schedule exercised the prune";
+  EXPECT_GT(searched, 0) << "no schedule exercised the windows";
+}
+
+TEST(ArenaPrune, DropsRepeatsOnlyWhereTheLayoutStillFitsAgainstBruteForce) {
+  for (const bool whole_round_robin : {false, true}) {
+    SCOPED_TRACE(whole_round_robin);
+    RematParams params;
+    params.alignment = 1;
+    if (whole_round_robin) params.fit.prune.search = layout::SearchParams();
+    DropsRepeatsOnlyWhereTheLayoutStillFits(params);
+  }
 }
 
 // A budget its theoretical peak cannot exceed: a repeat whose value, kept, would raise the
