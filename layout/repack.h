@@ -41,9 +41,9 @@ struct RepackParams {
   std::int64_t subproblem_max_nodes = 20000;
   // The search each subproblem runs (layout.h), by default the whole layout search's
   // round-robin. One preorder and the candidate branching alone (multiple_preorders off,
-  // random_preorders 0) spend a window's nodes on the two entries that find most fits: remat's
-  // prune runs its windows so (same plans, half the time), its fit loop does not (MOCCASIN's
-  // protocol planned no better; perf/RESULTS.md, "Windows searched with one preorder").
+  // random_preorders 0) spend a window's nodes on the two entries that find most fits, which
+  // pays where windows are many and each fits or fails on its own (perf/RESULTS.md, "Windows
+  // searched with one preorder").
   SearchParams search;
   std::int64_t seed = 1;
 };

@@ -304,7 +304,7 @@ struct LookaheadParams {
 
 // Fitting the arena (docs/remat.md, "Fitting by the arena"): the layout of a schedule, the
 // retries at lower targets, and best's fallback.
-// remat.fit.prune (FitParams::prune).
+
 // The layout search of the prune's windows: the first preorder and the candidate branching
 // alone (no other preorders, no restarts). A window that fits nowhere spends its whole node
 // limit, and over the nine entries of the layout search's round-robin most of it went to entries
@@ -317,6 +317,7 @@ inline layout::SearchParams PruneWindowSearch() {
   return search;
 }
 
+// remat.fit.prune (FitParams::prune).
 struct ArenaPruneParams {
   int max_trials = 200;  // repeats tried in all (0: off)
   // Where a buffer that lives longer finds no free place within the budget, the buffers alive
