@@ -228,6 +228,10 @@ std::vector<Field>* MakeRematFields() {
       Number(
           "remat.overhead_bound.time_limit_s", 0.0, kInf, "seconds it may take in all (a cap)",
           [](auto& p) -> auto& { return p.remat.overhead_bound.time_limit_s; }),
+      Number(
+          "remat.overhead_bound.time_share", 0.01, 1.0,
+          "the most of the plan's time left it may take, so that the plan keeps the rest",
+          [](auto& p) -> auto& { return p.remat.overhead_bound.time_share; }),
       Flag(
           "remat.overhead_bound.in_sweep", "whether --sweep computes it at every point",
           [](auto& p) -> auto& { return p.remat.overhead_bound.in_sweep; }),

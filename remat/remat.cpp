@@ -64,6 +64,8 @@ void CheckParams(const RematParams& params) {
     throw InputError("remat fit.search_wide_max_buffers must be at least 0");
   if (!(params.fit.layout_reserve >= 0 && params.fit.layout_reserve < 1))
     throw InputError("remat fit.layout_reserve must be in [0, 1)");
+  if (!(params.overhead_bound.time_share > 0 && params.overhead_bound.time_share <= 1))
+    throw InputError("remat overhead_bound.time_share must be in (0, 1]");
   if (params.fit.search_max_work < 0)
     throw InputError("remat fit.search_max_work must be at least 0 (0: no limit)");
   if (std::find(kGreedyScores.begin(), kGreedyScores.end(), params.greedy.score) ==
@@ -227,7 +229,8 @@ RematResult Plan(const Context& ctx, Bytes budget, const RematParams& params,
   const auto started = std::chrono::steady_clock::now();
   RematParams capped = params;
   capped.overhead_bound.time_limit_s =
-      std::min(params.overhead_bound.time_limit_s, std::max(0.001, TimeLeft(ctx)));
+      std::min(params.overhead_bound.time_limit_s,
+               std::max(0.001, params.overhead_bound.time_share * TimeLeft(ctx)));
   const OverheadBound bound = OverheadLowerBound(ctx.graph, budget, capped);
   const double bound_seconds = SecondsSince(started);
   shared.bound = &bound;

@@ -149,7 +149,8 @@ remat:
     max_crossing: 0.5
     quantum: 4096
     polish: false
-  overhead_bound: {cuts: 2, time_limit_s: 0.5, in_sweep: true, max_nodes: 9, max_lp_iterations: 99}
+  overhead_bound: {cuts: 2, time_limit_s: 0.5, time_share: 0.75, in_sweep: true, max_nodes: 9,
+    max_lp_iterations: 99}
   order_bound: {enabled: false, max_nodes: 3, max_lp_iterations: 98, branch_max_nonzeros: 5,
                 max_nonzeros: 7, time_limit_s: 0.25, input_levels: 3}
   ilp: {max_ops: 16, max_computations: 3, window_stages: 17, window_time_limit_s: 2.5,
@@ -220,6 +221,7 @@ remat:
   EXPECT_FALSE(r.blocks_dp.polish);
   EXPECT_EQ(r.overhead_bound.cuts, 2);
   EXPECT_DOUBLE_EQ(r.overhead_bound.time_limit_s, 0.5);
+  EXPECT_DOUBLE_EQ(r.overhead_bound.time_share, 0.75);
   EXPECT_TRUE(r.overhead_bound.in_sweep);
   EXPECT_EQ(r.best.build, (std::vector<std::string>{"greedy", "checkpoint"}));
   EXPECT_EQ(r.best.improve, (std::vector<std::string>{"blocks", "ilp"}));

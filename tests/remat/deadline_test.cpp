@@ -10,6 +10,9 @@
 #include <memory>
 #include <vector>
 
+#include "config/config.h"
+#include "core/error.h"
+#include "gen/generate.h"
 #include "remat/internal.h"
 #include "remat/remat.h"
 #include "tests/remat/brute_force.h"
@@ -144,6 +147,36 @@ TEST(RematDeadline, ASchedulePastWhichTheMethodsRanOutOfTimeIsStillLaidOutWithTh
   EXPECT_TRUE(unreserved.timed_out);
   EXPECT_GT(unreserved.plan.summary.theoretical_peak, 0);
   EXPECT_LE(unreserved.plan.summary.theoretical_peak, budget);  // what the search would fit
+}
+
+// The compute lower bound, which runs before the methods, takes at most
+// overhead_bound.time_share of the time left, so that the methods and the layout, which make
+// the plan, keep the rest. Six GPT-2 XL layers at half their arena, RNG state kept, with the
+// bound's work unlimited: its MILP does not close in minutes, so with all the time left it ran
+// to the limit and nothing was planned. The plan alone takes about a second (release build).
+TEST(RematDeadline, TheBoundLeavesTheMethodsAndTheLayoutTheRestOfTheTime) {
+  const gen::Config config = config::ParseConfig(
+      "model: {family: gpt2, n_layer: 6, n_embd: 1600, n_head: 25, seq_len: 1024, vocab: 50257, "
+      "batch: 1, dropout: 0.1, tie_embeddings: true}\ntraining: {optimizer: adam}\n",
+      "<test>");
+  const Graph g = gen::GenerateGraph(config);
+  RematParams params;
+  params.rule.rng_state_kept = true;
+  params.overhead_bound.max_nodes = 0;  // no work limit: the bound runs to its time
+  params.overhead_bound.max_lp_iterations = 0;
+  params.overhead_bound.time_limit_s = 1000;
+  params.time_limit_s = 20;  // the plan takes 7 s of the rest under ASan
+  const Bytes budget = NoRematPeak(g, params) / 2;
+  const RematResult r = PlanRemat(g, budget, params);
+  EXPECT_TRUE(r.feasible) << r.status << ", arena " << r.plan.summary.actual_peak;
+  EXPECT_LE(r.plan.summary.actual_peak, budget);
+  EXPECT_EQ(ValidatePlan(r.rewritten.graph, r.plan), "");
+  EXPECT_GT(r.lower_bound, 0);  // the bound had its share, and proved something in it
+
+  params.overhead_bound.time_share = 1.5;
+  EXPECT_THROW(PlanRemat(g, budget, params), InputError);
+  params.overhead_bound.time_share = 0;
+  EXPECT_THROW(PlanRemat(g, budget, params), InputError);
 }
 
 TEST(RematDeadline, TheLayoutReserveIsAShareBelowOne) {
