@@ -236,6 +236,10 @@ std::vector<Field>* MakeRematFields() {
           "remat.overhead_bound.in_sweep", "whether --sweep computes it at every point",
           [](auto& p) -> auto& { return p.remat.overhead_bound.in_sweep; }),
       Flag(
+          "remat.witness.at_retries",
+          "whether best's witness also runs at a fit retry's lower target, with a bound there",
+          [](auto& p) -> auto& { return p.remat.witness.at_retries; }),
+      Flag(
           "remat.order_bound.enabled", "whether plans report the in-order lower bound",
           [](auto& p) -> auto& { return p.remat.order_bound.enabled; }),
       Int(

@@ -43,12 +43,14 @@ MethodResult SplitBudget(Call& c, const MethodResult& incumbent, Bytes target) {
                              &c.ctx.Partition());
 }
 
-// In a preset it needs the compute bound (overhead_bound.cuts > 0); named alone, it computes
-// one at one cut at least.
+// In a preset it needs the compute bound (overhead_bound.cuts > 0), and runs at a fit
+// retry's target only with witness.at_retries; named alone, it computes one at one cut at
+// least, at any target.
 MethodResult RunWitness(Call& c, const MethodResult& incumbent, Bytes target) {
   if (c.shared.bound != nullptr && c.shared.bound_budget == target)
     return FollowWitness(c.ctx.graph, c.ctx.start, incumbent, target, c.params, *c.shared.bound);
-  if (!c.named && c.params.overhead_bound.cuts <= 0) return incumbent;
+  if (!c.named && (c.params.overhead_bound.cuts <= 0 || !c.params.witness.at_retries))
+    return incumbent;
   RematParams p = c.params;
   p.overhead_bound.cuts = std::max(1, p.overhead_bound.cuts);
   return FollowWitness(c.ctx.graph, c.ctx.start, incumbent, target, c.params,

@@ -207,6 +207,17 @@ struct OverheadBoundParams {
   bool in_sweep = false;
 };
 
+// The witness schedule (remat/witness.cpp), seeded by the compute bound's best solution.
+struct WitnessParams {
+  // Whether a preset's witness also runs at a fit retry's target, below the budget its bound
+  // was computed at, with a bound of its own computed at that target. Off: at such a target it
+  // keeps the incumbent. On llama-tiny at 30% those bounds were 40 of 44 witness calls and 19 s
+  // of a 42 s plan, and on 48 measured cells (presets, Checkmate's CNNs) no plan changed
+  // without them (perf/RESULTS.md, "The witness at a retry's target"). Named alone (--method
+  // witness), it always computes a bound at its target.
+  bool at_retries = false;
+};
+
 // The in-order lower bound (remat/bound.h InOrderLowerBound), reported as order_lower_bound
 // with every plan whose original computations keep its start order.
 struct OrderBoundParams {
@@ -497,6 +508,7 @@ struct RematParams {
   BlocksParams blocks;
   BlocksDpParams blocks_dp;
   OverheadBoundParams overhead_bound;
+  WitnessParams witness;
   OrderBoundParams order_bound;
   ExactParams ilp;
   LnsParams lns;

@@ -151,6 +151,7 @@ remat:
     polish: false
   overhead_bound: {cuts: 2, time_limit_s: 0.5, time_share: 0.75, in_sweep: true, max_nodes: 9,
     max_lp_iterations: 99}
+  witness: {at_retries: true}
   order_bound: {enabled: false, max_nodes: 3, max_lp_iterations: 98, branch_max_nonzeros: 5,
                 max_nonzeros: 7, time_limit_s: 0.25, input_levels: 3}
   ilp: {max_ops: 16, max_computations: 3, window_stages: 17, window_time_limit_s: 2.5,
@@ -223,6 +224,7 @@ remat:
   EXPECT_DOUBLE_EQ(r.overhead_bound.time_limit_s, 0.5);
   EXPECT_DOUBLE_EQ(r.overhead_bound.time_share, 0.75);
   EXPECT_TRUE(r.overhead_bound.in_sweep);
+  EXPECT_TRUE(r.witness.at_retries);
   EXPECT_EQ(r.best.build, (std::vector<std::string>{"greedy", "checkpoint"}));
   EXPECT_EQ(r.best.improve, (std::vector<std::string>{"blocks", "ilp"}));
   EXPECT_EQ(r.best.picks, 3);

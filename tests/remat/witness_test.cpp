@@ -4,11 +4,13 @@
 // unchanged; `roam remat --method witness` plans.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "remat/internal.h"
+#include "remat/methods.h"
 #include "remat/remat.h"
 #include "tests/remat/brute_force.h"
 #include "tests/support/training_graph.h"
@@ -72,6 +74,46 @@ TEST(Witness, WithoutAWitnessKeepsTheIncumbent) {
   const detail::MethodResult out = detail::FollowWitness(g, base, in, 1, params, OverheadBound{});
   EXPECT_EQ(out.schedule, in.schedule);
   EXPECT_EQ(out.method, in.method);
+}
+
+// In a preset, at a fit retry's target below the budget its bound was computed at, the witness
+// keeps the incumbent unless witness.at_retries; with it, it follows a bound computed at the
+// target, as named alone. On tiny graphs at every budget and a target below it.
+TEST(Witness, APresetsWitnessRunsAtARetrysTargetOnlyWhenAsked) {
+  int followed = 0;
+  for (const Graph& g : TinyGraphs()) {
+    RematParams params;
+    params.alignment = 1;
+    const detail::Context ctx(g, params);
+    const Bytes no_remat = NoRematPeak(g, params);
+    for (Bytes budget = no_remat - 1; budget > 1; budget -= std::max<Bytes>(1, no_remat / 8)) {
+      const Bytes target = budget - std::max<Bytes>(1, budget / 10);
+      SCOPED_TRACE(g.name + " budget " + std::to_string(budget) + " target " +
+                   std::to_string(target));
+      const OverheadBound at_budget = OverheadLowerBound(g, budget, params);
+      detail::Shared shared;
+      shared.bound = &at_budget;
+      shared.bound_budget = budget;
+      const detail::MethodResult over = Described(g, ctx.start, params);
+      Schedule unused;
+      for (bool at_retries : {false, true}) {
+        RematParams p = params;
+        p.witness.at_retries = at_retries;
+        detail::Call call{ctx, p, unused, shared, false, budget};
+        const detail::MethodResult out = detail::Find("witness").improve(call, over, target);
+        if (!at_retries) {
+          EXPECT_EQ(out.schedule, over.schedule);
+          EXPECT_EQ(out.method, over.method);
+          continue;
+        }
+        const detail::MethodResult own =
+            detail::FollowWitness(g, ctx.start, over, target, p, OverheadLowerBound(g, target, p));
+        EXPECT_EQ(out.schedule, own.schedule);
+        if (out.method == "witness") ++followed;
+      }
+    }
+  }
+  EXPECT_GT(followed, 0);  // where asked, it does run
 }
 
 TEST(Witness, IsAMethodOfItsOwnAndPlansWithinTheBudget) {
