@@ -212,7 +212,7 @@ struct WitnessParams {
   // Whether a preset's witness also runs at a fit retry's target, below the budget its bound
   // was computed at, with a bound of its own computed at that target. Off: at such a target it
   // keeps the incumbent. On llama-tiny at 30% those bounds were 40 of 44 witness calls and 19 s
-  // of a 42 s plan, and on 48 measured cells (presets, Checkmate's CNNs) no plan changed
+  // of a 44 s plan, and on 52 measured cells (12 of presets, Checkmate's 40) no plan changed
   // without them (perf/RESULTS.md, "The witness at a retry's target"). Named alone (--method
   // witness), it always computes a bound at its target.
   bool at_retries = false;
